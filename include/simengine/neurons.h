@@ -1,0 +1,131 @@
+/* simengine: the neurons workload.
+ *
+ * se_neuron_model is the in-memory image of a version-1 neurons input file (docs/input-neurons.md,
+ * DESIGN.md Section 3): plain data, filled by the HDF5 reader, by simengine-prep or by a test.
+ * se_neurons_t is the engine that advances a contiguous slice of the model's cells in time. */
+#ifndef SIMENGINE_NEURONS_H
+#define SIMENGINE_NEURONS_H
+
+#include <stdint.h>
+
+#include "simengine/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Per-region biophysics, each array has n_regions entries (region code = SWC type). Units as in
+ * NEURON: cm uF/cm2, ra ohm cm, conductances S/cm2, reversal potentials mV. A mechanism is present
+ * in a region where its conductances are > 0. */
+typedef struct se_biophysics {
+  int32_t n_regions;
+  double *cm, *ra, *g_pas, *e_pas, *gnabar_hh, *gkbar_hh, *gl_hh, *el_hh, *ena, *ek;
+} se_biophysics;
+
+/* NEURON's defaults for a region no dataset describes. */
+#define SE_DEFAULT_CM 1.0
+#define SE_DEFAULT_RA 35.4
+#define SE_DEFAULT_E_PAS -70.0
+#define SE_DEFAULT_EL_HH -54.3
+#define SE_DEFAULT_ENA 50.0
+#define SE_DEFAULT_EK -77.0
+
+typedef enum se_record_what { SE_RECORD_SOMA = 0, SE_RECORD_ALL = 1 } se_record_what;
+
+typedef struct se_neuron_model {
+  /* /run */
+  double dt, tstop, v_init, celsius, spike_threshold;
+  /* /morphologies: compartments of morphology m are morph_offsets[m] .. morph_offsets[m+1]-1 */
+  int64_t n_morphologies;
+  int64_t *morph_offsets;      /* [n_morphologies + 1] */
+  int32_t *parent;             /* [C] local to the morphology, -1 for local index 0 */
+  double *length, *diameter;   /* [C] um */
+  int32_t *region;             /* [C] */
+  /* /cells */
+  int64_t n_cells;
+  int32_t *cell_morphology;    /* [n_cells] */
+  uint64_t *cell_gid;          /* [n_cells] */
+  char population[128];
+  /* /biophysics */
+  se_biophysics bio;
+  /* /stimuli/iclamp */
+  int64_t n_iclamps;
+  int64_t *iclamp_cell;
+  int32_t *iclamp_compartment;
+  double *iclamp_delay, *iclamp_duration, *iclamp_amplitude;
+  /* /record */
+  int32_t record_every;        /* steps between frames, >= 1 */
+  se_record_what record_what;
+  int record_float64;          /* 0: float32 frames, 1: float64 */
+  int64_t n_record_cells;      /* cells recorded, ascending, no duplicates */
+  int64_t *record_cells;
+} se_neuron_model;
+
+/* Sets every field to its documented default and every pointer to NULL. Not collective. */
+void se_neuron_model_init(se_neuron_model *model);
+
+/* Frees every array of the model and re-initialises it. Not collective. */
+void se_neuron_model_free(se_neuron_model *model);
+
+/* Total number of compartments of all morphologies (morph_offsets[n_morphologies]). */
+int64_t se_neuron_model_compartments(const se_neuron_model *model);
+
+/* Checks every invariant of the input contract (parent[i] < i, lengths and diameters > 0, dt > 0,
+ * tstop >= 0, indices in range, ...). source names the file in messages. Not collective. */
+int se_neuron_model_validate(const se_neuron_model *model, const char *source, se_error *err);
+
+/* Number of time steps of the run: round(tstop / dt). */
+int64_t se_neuron_model_steps(const se_neuron_model *model);
+
+/* ---- the engine ---------------------------------------------------------------------------- */
+
+typedef struct se_neurons *se_neurons_t;
+
+typedef enum se_layout {
+  SE_LAYOUT_FLAT = 0,        /* each cell's compartments contiguous */
+  SE_LAYOUT_INTERLEAVED = 1  /* groups of same-morphology cells, compartment-major, lane-minor */
+} se_layout;
+
+typedef struct se_neurons_options {
+  se_layout layout;
+  int interleave_width;  /* lanes per group in the interleaved layout (default 8) */
+} se_neurons_options;
+
+/* Default options: interleaved layout of width 8. */
+se_neurons_options se_neurons_default_options(void);
+
+/* Builds the engine for cells [cell_begin, cell_end) of model, initialised at t = 0 (v = v_init,
+ * gates at steady state). The model must have passed se_neuron_model_validate and must outlive
+ * nothing: the engine copies what it needs. Not collective. */
+int se_neurons_create(const se_neuron_model *model, int64_t cell_begin, int64_t cell_end,
+                      const se_neurons_options *options, se_neurons_t *engine, se_error *err);
+
+/* Advances every owned cell by one time step dt (OpenMP over cells). Not collective. */
+int se_neurons_step(se_neurons_t engine, se_error *err);
+
+/* Current time in ms (steps taken x dt). */
+double se_neurons_time(se_neurons_t engine);
+
+/* Number of owned cells, and of their compartments. */
+int64_t se_neurons_cell_count(se_neurons_t engine);
+int64_t se_neurons_compartment_count(se_neurons_t engine);
+
+/* Voltage (mV) of compartment comp of owned cell local_cell (0-based within the slice). */
+double se_neurons_voltage(se_neurons_t engine, int64_t local_cell, int32_t comp);
+
+/* Copies the voltages of n (local_cell, comp) pairs into out. Not collective. */
+void se_neurons_gather(se_neurons_t engine, int64_t n, const int64_t *local_cell,
+                       const int32_t *comp, double *out);
+
+/* Spikes detected since the last call: *count entries of (time ms, global cell index), in
+ * detection order; the arrays stay owned by the engine until the next call. */
+void se_neurons_take_spikes(se_neurons_t engine, int64_t *count, const double **time,
+                            const int64_t **cell);
+
+/* Frees the engine. */
+void se_neurons_destroy(se_neurons_t engine);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

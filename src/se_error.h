@@ -1,0 +1,64 @@
+/* Private helpers to raise and propagate errors (see include/simengine/error.h). */
+#ifndef SE_ERROR_PRIVATE_H
+#define SE_ERROR_PRIVATE_H
+
+#include <mpi.h>
+#include <stdarg.h>
+
+#include "simengine/error.h"
+
+/* Fills err (when not NULL) with code and a message prefixed by "file:line (func): ", returns code. */
+int se_error_set(se_error *err, se_code code, const char *file, int line, const char *func,
+                 const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* Prepends context ("while reading x: ") to an error already set; returns err->code. */
+int se_error_prepend(se_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Set err and return code from the current function. */
+#define SE_FAIL(err, code, ...) return se_error_set((err), (code), __FILE__, __LINE__, __func__, __VA_ARGS__)
+
+/* Set err, store code into rc and jump to label (for functions that must clean up). */
+#define SE_FAIL_GOTO(err, rc, label, code, ...)                                          \
+  do {                                                                                   \
+    (rc) = se_error_set((err), (code), __FILE__, __LINE__, __func__, __VA_ARGS__);      \
+    goto label;                                                                          \
+  } while (0)
+
+/* Propagate a failing se_code (the callee has already filled err). */
+#define SE_TRY(call)                \
+  do {                              \
+    int se_try_rc_ = (call);        \
+    if (se_try_rc_ != SE_OK)        \
+      return se_try_rc_;            \
+  } while (0)
+
+#define SE_TRY_GOTO(rc, label, call) \
+  do {                               \
+    (rc) = (call);                   \
+    if ((rc) != SE_OK)               \
+      goto label;                    \
+  } while (0)
+
+/* Check an MPI call; on failure report MPI's own error string. */
+#define SE_MPI_CHECK(err, call)                                                                   \
+  do {                                                                                            \
+    int se_mpi_rc_ = (call);                                                                      \
+    if (se_mpi_rc_ != MPI_SUCCESS) {                                                              \
+      char se_mpi_msg_[MPI_MAX_ERROR_STRING];                                                     \
+      int se_mpi_len_ = 0;                                                                        \
+      MPI_Error_string(se_mpi_rc_, se_mpi_msg_, &se_mpi_len_);                                    \
+      SE_FAIL(err, SE_ERR_MPI, "%s failed: %s", #call, se_mpi_msg_);                              \
+    }                                                                                             \
+  } while (0)
+
+/* Allocate n elements of *ptr's type, zeroed; fail with SE_ERR_NOMEM naming what. */
+#define SE_CALLOC(err, ptr, n, what)                                                              \
+  do {                                                                                            \
+    size_t se_n_ = (size_t)(n);                                                                   \
+    (ptr) = calloc(se_n_ ? se_n_ : 1, sizeof(*(ptr)));                                            \
+    if (!(ptr))                                                                                   \
+      SE_FAIL(err, SE_ERR_NOMEM, "out of memory allocating %zu x %zu bytes for %s", se_n_,      \
+              sizeof(*(ptr)), (what));                                                            \
+  } while (0)
+
+#endif
