@@ -46,6 +46,14 @@ int se_error_prepend(se_error *err, const char *fmt, ...) {
   va_end(ap);
   char old[sizeof err->message];
   memcpy(old, err->message, sizeof old);
-  snprintf(err->message, sizeof err->message, "%s%s", prefix, old);
+  size_t n = strlen(prefix);
+  if (n >= sizeof err->message)
+    n = sizeof err->message - 1;
+  memcpy(err->message, prefix, n);
+  size_t rest = strnlen(old, sizeof old - 1);
+  if (rest > sizeof err->message - 1 - n)
+    rest = sizeof err->message - 1 - n;
+  memcpy(err->message + n, old, rest);
+  err->message[n + rest] = '\0';
   return err->code;
 }

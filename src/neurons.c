@@ -1,0 +1,301 @@
+/* The neurons engine front end: builds the per-slot data of a slice of cells in the chosen
+ * layout, dispatches the time-step phases to the backend, detects spikes. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hh.h"
+#include "neurons_impl.h"
+#include "se_error.h"
+
+se_neurons_options se_neurons_default_options(void) {
+  se_neurons_options o = {.layout = SE_LAYOUT_INTERLEAVED, .interleave_width = 8};
+  return o;
+}
+
+/* Assigns local cells to groups: width 1 (flat) or buckets of same-morphology cells cut into
+ * groups of `width` lanes, in order of first appearance. */
+static int build_groups(se_neurons_t e, const se_neuron_model *model, se_error *err) {
+  int64_t nc = e->n_cells;
+  SE_CALLOC(err, e->cell_group, nc, "cell groups");
+  SE_CALLOC(err, e->cell_lane, nc, "cell lanes");
+  SE_CALLOC(err, e->groups, nc, "groups"); /* at most one group per cell */
+  int64_t *order = NULL;
+  SE_CALLOC(err, order, nc, "cell order");
+  /* stable sort of local cells by morphology (counting sort) */
+  int64_t nm = model->n_morphologies;
+  int64_t *count = calloc((size_t)nm + 1, sizeof *count);
+  if (!count) {
+    free(order);
+    SE_FAIL(err, SE_ERR_NOMEM, "out of memory for %lld morphology counts", (long long)nm);
+  }
+  for (int64_t c = 0; c < nc; c++)
+    count[model->cell_morphology[e->cell_begin + c] + 1]++;
+  for (int64_t m = 0; m < nm; m++)
+    count[m + 1] += count[m];
+  for (int64_t c = 0; c < nc; c++)
+    order[count[model->cell_morphology[e->cell_begin + c]]++] = c;
+  free(count);
+
+  int64_t slots = 0;
+  e->n_groups = 0;
+  for (int64_t k = 0; k < nc;) {
+    int32_t morph = model->cell_morphology[e->cell_begin + order[k]];
+    se_group *g = &e->groups[e->n_groups];
+    g->base = slots;
+    g->first_cell = order[k];
+    g->morphology = morph;
+    g->n_comp = (int32_t)(model->morph_offsets[morph + 1] - model->morph_offsets[morph]);
+    g->lanes = 0;
+    while (k < nc && g->lanes < e->width &&
+           model->cell_morphology[e->cell_begin + order[k]] == morph) {
+      e->cell_group[order[k]] = e->n_groups;
+      e->cell_lane[order[k]] = g->lanes++;
+      k++;
+    }
+    slots += (int64_t)g->n_comp * e->width;
+    e->n_groups++;
+  }
+  e->n_slots = slots;
+  free(order);
+  return SE_OK;
+}
+
+/* Copies the morphology topology (parents, hh presence) for every morphology. */
+static int build_topology(se_neurons_t e, const se_neuron_model *model, se_error *err) {
+  int64_t nm = model->n_morphologies, C = se_neuron_model_compartments(model);
+  SE_CALLOC(err, e->topology, nm, "morphology topology");
+  SE_CALLOC(err, e->parent_copy, C, "parents");
+  SE_CALLOC(err, e->has_hh_copy, C, "hh presence");
+  const se_biophysics *b = &model->bio;
+  for (int64_t k = 0; k < C; k++) {
+    int32_t r = model->region[k];
+    e->parent_copy[k] = model->parent[k];
+    e->has_hh_copy[k] = b->gnabar_hh[r] > 0.0 || b->gkbar_hh[r] > 0.0 || b->gl_hh[r] > 0.0;
+  }
+  for (int64_t m = 0; m < nm; m++) {
+    e->topology[m].parent = e->parent_copy + model->morph_offsets[m];
+    e->topology[m].has_hh = e->has_hh_copy + model->morph_offsets[m];
+  }
+  return SE_OK;
+}
+
+/* Axial resistance of compartment k in megaohm: 4 Ra L / (pi d^2), L and d in um. */
+static double axial_resistance(const se_neuron_model *model, int64_t k) {
+  double d = model->diameter[k];
+  return 4.0 * model->bio.ra[model->region[k]] * model->length[k] / (M_PI * d * d) * 1e-2;
+}
+
+/* Fills the per-slot constants and the initial state; padding lanes get cap = 1 and zeros. */
+static int build_slots(se_neurons_t e, const se_neuron_model *model, se_error *err) {
+  int64_t ns = e->n_slots;
+  double **arrays[] = {&e->v,     &e->m,     &e->h,   &e->n,   &e->cap, &e->g_axial,
+                       &e->d_axial, &e->g_pas, &e->e_pas, &e->gna, &e->gk,  &e->gl,
+                       &e->el,    &e->ena,   &e->ek,  &e->diag, &e->rhs};
+  for (size_t a = 0; a < sizeof arrays / sizeof arrays[0]; a++)
+    SE_CALLOC(err, *arrays[a], ns, "per-compartment state");
+  for (int64_t s = 0; s < ns; s++)
+    e->cap[s] = 1.0;
+
+  const se_biophysics *b = &model->bio;
+  se_hh_rates init = se_hh_rates_at(model->v_init, e->q10);
+  for (int64_t c = 0; c < e->n_cells; c++) {
+    int32_t morph = model->cell_morphology[e->cell_begin + c];
+    int64_t off = model->morph_offsets[morph];
+    int32_t n = (int32_t)(model->morph_offsets[morph + 1] - off);
+    e->n_comp_used += n;
+    for (int32_t i = 0; i < n; i++) {
+      int64_t k = off + i, s = se_neurons_slot(e, c, i);
+      int32_t r = model->region[k];
+      double area = M_PI * model->diameter[k] * model->length[k]; /* um2 */
+      e->cap[s] = b->cm[r] * area * 1e-5;                           /* nF */
+      e->g_pas[s] = b->g_pas[r] * area * 1e-2;                      /* uS */
+      e->e_pas[s] = b->e_pas[r];
+      e->gna[s] = b->gnabar_hh[r] * area * 1e-2;
+      e->gk[s] = b->gkbar_hh[r] * area * 1e-2;
+      e->gl[s] = b->gl_hh[r] * area * 1e-2;
+      e->el[s] = b->el_hh[r];
+      e->ena[s] = b->ena[r];
+      e->ek[s] = b->ek[r];
+      e->v[s] = model->v_init;
+      e->m[s] = init.minf;
+      e->h[s] = init.hinf;
+      e->n[s] = init.ninf;
+      if (i > 0) {
+        int32_t p = model->parent[k];
+        double g = 1.0 / (0.5 * axial_resistance(model, k) + 0.5 * axial_resistance(model, off + p));
+        int64_t sp = se_neurons_slot(e, c, p);
+        e->g_axial[s] = g;
+        e->d_axial[s] += g;
+        e->d_axial[sp] += g;
+      }
+    }
+  }
+  return SE_OK;
+}
+
+/* Collects the current clamps of owned cells, sorted by group (stable), and each group's range. */
+static int build_stimuli(se_neurons_t e, const se_neuron_model *model, se_error *err) {
+  int64_t n = 0;
+  for (int64_t k = 0; k < model->n_iclamps; k++)
+    n += model->iclamp_cell[k] >= e->cell_begin && model->iclamp_cell[k] < e->cell_begin + e->n_cells;
+  if (n > INT32_MAX)
+    SE_FAIL(err, SE_ERR_INPUT, "%lld current clamps on one rank exceed the supported %d",
+            (long long)n, INT32_MAX);
+  e->n_stim = (int32_t)n;
+  SE_CALLOC(err, e->stim_slot, n, "stimulus slots");
+  SE_CALLOC(err, e->stim_delay, n, "stimulus delays");
+  SE_CALLOC(err, e->stim_duration, n, "stimulus durations");
+  SE_CALLOC(err, e->stim_amplitude, n, "stimulus amplitudes");
+  /* counting sort by group */
+  int64_t *start = calloc((size_t)e->n_groups + 1, sizeof *start);
+  if (!start)
+    SE_FAIL(err, SE_ERR_NOMEM, "out of memory for stimulus bookkeeping");
+  for (int64_t k = 0; k < model->n_iclamps; k++) {
+    int64_t c = model->iclamp_cell[k] - e->cell_begin;
+    if (c >= 0 && c < e->n_cells)
+      start[e->cell_group[c] + 1]++;
+  }
+  for (int64_t g = 0; g < e->n_groups; g++)
+    start[g + 1] += start[g];
+  for (int64_t g = 0; g < e->n_groups; g++) {
+    e->groups[g].stim_begin = (int32_t)start[g];
+    e->groups[g].stim_end = (int32_t)start[g + 1];
+  }
+  for (int64_t k = 0; k < model->n_iclamps; k++) {
+    int64_t c = model->iclamp_cell[k] - e->cell_begin;
+    if (c < 0 || c >= e->n_cells)
+      continue;
+    int64_t j = start[e->cell_group[c]]++;
+    e->stim_slot[j] = se_neurons_slot(e, c, model->iclamp_compartment[k]);
+    e->stim_delay[j] = model->iclamp_delay[k];
+    e->stim_duration[j] = model->iclamp_duration[k];
+    e->stim_amplitude[j] = model->iclamp_amplitude[k];
+  }
+  free(start);
+  return SE_OK;
+}
+
+int se_neurons_create(const se_neuron_model *model, int64_t cell_begin, int64_t cell_end,
+                      const se_neurons_options *options, se_neurons_t *engine, se_error *err) {
+  *engine = NULL;
+  if (!model || cell_begin < 0 || cell_end < cell_begin || cell_end > model->n_cells)
+    SE_FAIL(err, SE_ERR_ARG, "cell range [%lld, %lld) is not within the model's %lld cells",
+            (long long)cell_begin, (long long)cell_end, model ? (long long)model->n_cells : 0LL);
+  se_neurons_options opt = options ? *options : se_neurons_default_options();
+  if (opt.layout == SE_LAYOUT_INTERLEAVED && (opt.interleave_width < 1 || opt.interleave_width > 64))
+    SE_FAIL(err, SE_ERR_ARG, "interleave width %d is not in 1..64", opt.interleave_width);
+  se_neurons_t e = calloc(1, sizeof *e);
+  if (!e)
+    SE_FAIL(err, SE_ERR_NOMEM, "out of memory for the engine");
+  e->backend = &se_neurons_backend_cpu;
+  e->layout = opt.layout;
+  e->width = opt.layout == SE_LAYOUT_FLAT ? 1 : opt.interleave_width;
+  e->dt = model->dt;
+  e->celsius = model->celsius;
+  e->q10 = se_hh_q10(model->celsius);
+  e->spike_threshold = model->spike_threshold;
+  e->cell_begin = cell_begin;
+  e->n_cells = cell_end - cell_begin;
+  int rc = build_groups(e, model, err);
+  if (rc == SE_OK)
+    rc = build_topology(e, model, err);
+  if (rc == SE_OK)
+    rc = build_slots(e, model, err);
+  if (rc == SE_OK)
+    rc = build_stimuli(e, model, err);
+  if (rc == SE_OK) {
+    e->v_root_before = calloc((size_t)e->n_cells + 1, sizeof *e->v_root_before);
+    if (!e->v_root_before)
+      rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__, "out of memory");
+  }
+  if (rc != SE_OK) {
+    se_neurons_destroy(e);
+    return rc;
+  }
+  *engine = e;
+  return SE_OK;
+}
+
+/* Appends spikes of cells whose root crossed the threshold upwards during the last step, with
+ * the crossing time interpolated linearly within the step. */
+static int detect_spikes(se_neurons_t e, se_error *err) {
+  double thr = e->spike_threshold;
+  for (int64_t c = 0; c < e->n_cells; c++) {
+    double before = e->v_root_before[c], after = e->v[se_neurons_slot(e, c, 0)];
+    if (!(before < thr && thr <= after))
+      continue;
+    if (e->n_spikes == e->spike_capacity) {
+      int64_t cap = e->spike_capacity ? 2 * e->spike_capacity : 1024;
+      double *t = realloc(e->spike_time, (size_t)cap * sizeof *t);
+      if (t)
+        e->spike_time = t;
+      int64_t *id = realloc(e->spike_cell, (size_t)cap * sizeof *id);
+      if (id)
+        e->spike_cell = id;
+      if (!t || !id)
+        SE_FAIL(err, SE_ERR_NOMEM, "out of memory for %lld spikes", (long long)cap);
+      e->spike_capacity = cap;
+    }
+    e->spike_time[e->n_spikes] = e->t + e->dt * (thr - before) / (after - before);
+    e->spike_cell[e->n_spikes] = e->cell_begin + c;
+    e->n_spikes++;
+  }
+  return SE_OK;
+}
+
+int se_neurons_step(se_neurons_t e, se_error *err) {
+  for (int64_t c = 0; c < e->n_cells; c++)
+    e->v_root_before[c] = e->v[se_neurons_slot(e, c, 0)];
+  e->backend->assemble(e);
+  e->backend->solve(e);
+  e->backend->update(e);
+  SE_TRY(detect_spikes(e, err));
+  e->steps_taken++;
+  e->t = (double)e->steps_taken * e->dt;
+  for (int64_t c = 0; c < e->n_cells; c++) {
+    double v = e->v[se_neurons_slot(e, c, 0)];
+    if (!isfinite(v))
+      SE_FAIL(err, SE_ERR_NUMERIC,
+              "voltage of cell %lld became %g at t = %g ms: reduce dt or check the biophysics",
+              (long long)(e->cell_begin + c), v, e->t);
+  }
+  return SE_OK;
+}
+
+double se_neurons_time(se_neurons_t e) { return e->t; }
+int64_t se_neurons_cell_count(se_neurons_t e) { return e->n_cells; }
+int64_t se_neurons_compartment_count(se_neurons_t e) { return e->n_comp_used; }
+
+double se_neurons_voltage(se_neurons_t e, int64_t local_cell, int32_t comp) {
+  return e->v[se_neurons_slot(e, local_cell, comp)];
+}
+
+void se_neurons_gather(se_neurons_t e, int64_t n, const int64_t *local_cell, const int32_t *comp,
+                       double *out) {
+  for (int64_t k = 0; k < n; k++)
+    out[k] = e->v[se_neurons_slot(e, local_cell[k], comp[k])];
+}
+
+void se_neurons_take_spikes(se_neurons_t e, int64_t *count, const double **time,
+                            const int64_t **cell) {
+  *count = e->n_spikes;
+  *time = e->spike_time;
+  *cell = e->spike_cell;
+  e->n_spikes = 0;
+}
+
+void se_neurons_destroy(se_neurons_t e) {
+  if (!e)
+    return;
+  void *arrays[] = {e->groups,   e->topology, e->parent_copy, e->has_hh_copy, e->v,
+                    e->m,        e->h,        e->n,           e->cap,         e->g_axial,
+                    e->d_axial,  e->g_pas,    e->e_pas,       e->gna,         e->gk,
+                    e->gl,       e->el,       e->ena,         e->ek,          e->diag,
+                    e->rhs,      e->cell_group, e->cell_lane, e->v_root_before, e->stim_slot,
+                    e->stim_delay, e->stim_duration, e->stim_amplitude, e->spike_time,
+                    e->spike_cell};
+  for (size_t a = 0; a < sizeof arrays / sizeof arrays[0]; a++)
+    free(arrays[a]);
+  free(e);
+}

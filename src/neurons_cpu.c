@@ -1,0 +1,127 @@
+/* CPU backend of the neurons engine: OpenMP over groups, the lanes of a group in the innermost
+ * loop (SIMD for the interleaved layout). Every lane performs the same operations in the same
+ * order whatever the layout, so flat and interleaved runs give bitwise identical results. */
+#include <math.h>
+
+#include "hh.h"
+#include "neurons_impl.h"
+
+/* The group kernels take the width as a parameter; the always-inlined calls below with a
+ * constant width let the compiler unroll and vectorise the lane loops. */
+#define SE_ALWAYS_INLINE static inline __attribute__((always_inline))
+
+/* Membrane currents at v^n, stimulus, axial coupling: diag and rhs of the group's system. */
+SE_ALWAYS_INLINE void assemble_group(const struct se_neurons *e, const se_group *g, int W) {
+  const se_morph_topology *topo = &e->topology[g->morphology];
+  const double inv_dt = 1.0 / e->dt;
+  double *restrict diag = e->diag, *restrict rhs = e->rhs;
+  const double *restrict v = e->v;
+  for (int32_t i = 0; i < g->n_comp; i++) {
+    const int64_t row = g->base + (int64_t)i * W;
+    const int hh = topo->has_hh[i];
+    for (int l = 0; l < W; l++) {
+      const int64_t s = row + l;
+      const double vs = v[s];
+      double cond = e->g_pas[s];
+      double current = cond * (vs - e->e_pas[s]);
+      if (hh) {
+        const double m = e->m[s], n = e->n[s];
+        const double gna = e->gna[s] * m * m * m * e->h[s];
+        const double gk = e->gk[s] * n * n * n * n;
+        current += gna * (vs - e->ena[s]) + gk * (vs - e->ek[s]) + e->gl[s] * (vs - e->el[s]);
+        cond += gna + gk + e->gl[s];
+      }
+      diag[s] = e->cap[s] * inv_dt + cond + e->d_axial[s];
+      rhs[s] = -current;
+    }
+  }
+  /* current clamps active at the step's midpoint */
+  const double t_mid = e->t + 0.5 * e->dt;
+  for (int32_t k = g->stim_begin; k < g->stim_end; k++)
+    if (e->stim_delay[k] <= t_mid && t_mid < e->stim_delay[k] + e->stim_duration[k])
+      rhs[e->stim_slot[k]] += e->stim_amplitude[k];
+  /* axial currents g (v_p - v) into both ends of each connection */
+  for (int32_t i = 1; i < g->n_comp; i++) {
+    const int64_t row = g->base + (int64_t)i * W;
+    const int64_t prow = g->base + (int64_t)topo->parent[i] * W;
+    for (int l = 0; l < W; l++) {
+      const double flow = e->g_axial[row + l] * (v[prow + l] - v[row + l]);
+      rhs[row + l] += flow;
+      rhs[prow + l] -= flow;
+    }
+  }
+}
+
+/* Hines solve: eliminate leaves to root, then substitute root to leaves. The off-diagonal
+ * between i and its parent is -g_axial[i]. rhs holds dv afterwards. */
+SE_ALWAYS_INLINE void solve_group(const struct se_neurons *e, const se_group *g, int W) {
+  const int32_t *parent = e->topology[g->morphology].parent;
+  double *restrict diag = e->diag, *restrict rhs = e->rhs;
+  const double *restrict ga = e->g_axial;
+  for (int32_t i = g->n_comp - 1; i > 0; i--) {
+    const int64_t row = g->base + (int64_t)i * W;
+    const int64_t prow = g->base + (int64_t)parent[i] * W;
+    for (int l = 0; l < W; l++) {
+      const double f = ga[row + l] / diag[row + l];
+      diag[prow + l] -= f * ga[row + l];
+      rhs[prow + l] += f * rhs[row + l];
+    }
+  }
+  for (int l = 0; l < W; l++)
+    rhs[g->base + l] /= diag[g->base + l];
+  for (int32_t i = 1; i < g->n_comp; i++) {
+    const int64_t row = g->base + (int64_t)i * W;
+    const int64_t prow = g->base + (int64_t)parent[i] * W;
+    for (int l = 0; l < W; l++)
+      rhs[row + l] = (rhs[row + l] + ga[row + l] * rhs[prow + l]) / diag[row + l];
+  }
+}
+
+/* v^{n+1} = v^n + dv, then the hh gates with cnexp at v^{n+1}. */
+SE_ALWAYS_INLINE void update_group(const struct se_neurons *e, const se_group *g, int W) {
+  const uint8_t *has_hh = e->topology[g->morphology].has_hh;
+  const double dt = e->dt, q10 = e->q10;
+  for (int32_t i = 0; i < g->n_comp; i++) {
+    const int64_t row = g->base + (int64_t)i * W;
+    for (int l = 0; l < W; l++)
+      e->v[row + l] += e->rhs[row + l];
+    if (!has_hh[i])
+      continue;
+    for (int l = 0; l < W; l++) {
+      const int64_t s = row + l;
+      se_hh_rates r = se_hh_rates_at(e->v[s], q10);
+      e->m[s] = se_hh_cnexp(e->m[s], r.minf, r.mtau, dt);
+      e->h[s] = se_hh_cnexp(e->h[s], r.hinf, r.htau, dt);
+      e->n[s] = se_hh_cnexp(e->n[s], r.ninf, r.ntau, dt);
+    }
+  }
+}
+
+/* Runs PHASE over every group in parallel, with the width known at compile time for the flat
+ * layout (1) and the default interleaved width (8). */
+#define SE_FOR_EACH_GROUP(e, PHASE)                                            \
+  do {                                                                         \
+    const int64_t ng_ = (e)->n_groups;                                         \
+    const int w_ = (e)->width;                                                 \
+    _Pragma("omp parallel for schedule(dynamic, 4)")                           \
+    for (int64_t gi_ = 0; gi_ < ng_; gi_++) {                                  \
+      const se_group *g_ = &(e)->groups[gi_];                                  \
+      if (w_ == 1)                                                             \
+        PHASE(e, g_, 1);                                                       \
+      else if (w_ == 8)                                                        \
+        PHASE(e, g_, 8);                                                       \
+      else                                                                     \
+        PHASE(e, g_, w_);                                                      \
+    }                                                                          \
+  } while (0)
+
+static void assemble_cpu(se_neurons_t e) { SE_FOR_EACH_GROUP(e, assemble_group); }
+static void solve_cpu(se_neurons_t e) { SE_FOR_EACH_GROUP(e, solve_group); }
+static void update_cpu(se_neurons_t e) { SE_FOR_EACH_GROUP(e, update_group); }
+
+const se_neurons_backend se_neurons_backend_cpu = {
+    .name = "cpu",
+    .assemble = assemble_cpu,
+    .solve = solve_cpu,
+    .update = update_cpu,
+};

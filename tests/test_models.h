@@ -1,0 +1,82 @@
+/* Builders of small in-memory neuron models for the tests. */
+#ifndef SE_TEST_MODELS_H
+#define SE_TEST_MODELS_H
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "simengine/neurons.h"
+
+/* Allocates a model with one morphology of n compartments (no geometry yet), n_cells cells of it,
+ * n_regions regions with the given passive or hh biophysics unset (all zero conductance, cm 1,
+ * ra 100), dt and tstop. Exits on allocation failure (tests only). */
+static inline void se_test_model_alloc(se_neuron_model *m, int32_t n, int64_t n_cells,
+                                       int32_t n_regions, double dt, double tstop) {
+  se_neuron_model_init(m);
+  m->dt = dt;
+  m->tstop = tstop;
+  m->n_morphologies = 1;
+  m->morph_offsets = calloc(2, sizeof *m->morph_offsets);
+  m->morph_offsets[1] = n;
+  m->parent = calloc((size_t)n, sizeof *m->parent);
+  m->length = calloc((size_t)n, sizeof *m->length);
+  m->diameter = calloc((size_t)n, sizeof *m->diameter);
+  m->region = calloc((size_t)n, sizeof *m->region);
+  m->n_cells = n_cells;
+  m->cell_morphology = calloc((size_t)n_cells, sizeof *m->cell_morphology);
+  m->cell_gid = calloc((size_t)n_cells, sizeof *m->cell_gid);
+  for (int64_t c = 0; c < n_cells; c++)
+    m->cell_gid[c] = (uint64_t)c;
+  se_biophysics *b = &m->bio;
+  b->n_regions = n_regions;
+  double **arrays[] = {&b->cm, &b->ra, &b->g_pas, &b->e_pas, &b->gnabar_hh,
+                       &b->gkbar_hh, &b->gl_hh, &b->el_hh, &b->ena, &b->ek};
+  for (size_t a = 0; a < sizeof arrays / sizeof arrays[0]; a++)
+    *arrays[a] = calloc((size_t)n_regions, sizeof(double));
+  for (int32_t r = 0; r < n_regions; r++) {
+    b->cm[r] = 1.0;
+    b->ra[r] = 100.0;
+    b->e_pas[r] = -65.0;
+    b->el_hh[r] = SE_DEFAULT_EL_HH;
+    b->ena[r] = SE_DEFAULT_ENA;
+    b->ek[r] = SE_DEFAULT_EK;
+  }
+  m->parent[0] = -1;
+  if (!m->morph_offsets || !m->parent || !m->length || !m->diameter || !m->region ||
+      !m->cell_morphology || !m->cell_gid || !b->ek)
+    abort();
+}
+
+/* Adds one current clamp. */
+static inline void se_test_model_add_iclamp(se_neuron_model *m, int64_t cell, int32_t comp,
+                                            double delay, double duration, double amplitude) {
+  int64_t k = m->n_iclamps++;
+  m->iclamp_cell = realloc(m->iclamp_cell, (size_t)m->n_iclamps * sizeof *m->iclamp_cell);
+  m->iclamp_compartment = realloc(m->iclamp_compartment, (size_t)m->n_iclamps * sizeof(int32_t));
+  m->iclamp_delay = realloc(m->iclamp_delay, (size_t)m->n_iclamps * sizeof(double));
+  m->iclamp_duration = realloc(m->iclamp_duration, (size_t)m->n_iclamps * sizeof(double));
+  m->iclamp_amplitude = realloc(m->iclamp_amplitude, (size_t)m->n_iclamps * sizeof(double));
+  if (!m->iclamp_cell || !m->iclamp_compartment || !m->iclamp_delay || !m->iclamp_duration ||
+      !m->iclamp_amplitude)
+    abort();
+  m->iclamp_cell[k] = cell;
+  m->iclamp_compartment[k] = comp;
+  m->iclamp_delay[k] = delay;
+  m->iclamp_duration[k] = duration;
+  m->iclamp_amplitude[k] = amplitude;
+}
+
+/* splitmix64: a small deterministic generator for test data. */
+static inline uint64_t se_test_rand(uint64_t *state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+/* Uniform double in [lo, hi). */
+static inline double se_test_uniform(uint64_t *state, double lo, double hi) {
+  return lo + (hi - lo) * (double)(se_test_rand(state) >> 11) * 0x1.0p-53;
+}
+
+#endif
