@@ -1,5 +1,461 @@
+/* simengine: runs the workload named in an input file over MPI ranks and writes the output.
+ * Usage: mpirun -np N simengine [options] input.h5   (see --help and docs/running.md) */
+#include <hdf5.h>
+#include <mpi.h>
+#include <omp.h>
 #include <stdio.h>
-int main(void) {
-  fprintf(stderr, "not built yet\n");
-  return 1;
+#include <stdlib.h>
+#include <string.h>
+
+#include "input_neurons.h"
+#include "partition.h"
+#include "report.h"
+#include "se_error.h"
+#include "simengine/simengine.h"
+
+static const char *usage =
+    "Usage: mpirun -np N simengine [options] INPUT.h5\n"
+    "\n"
+    "Advances the workload described in INPUT.h5 (made by simengine-prep, see docs/prep.md)\n"
+    "and writes the result with parallel HDF5. For the neurons workload the output holds SONATA\n"
+    "reports (voltages) and spikes: see docs/output.md.\n"
+    "\n"
+    "Options:\n"
+    "  -o, --output FILE        output file (default: INPUT with .h5 replaced by .out.h5). It is\n"
+    "                           written as FILE.tmp and renamed when the run completes.\n"
+    "  --layout flat|interleaved\n"
+    "                           CPU memory layout of the compartments (default interleaved: groups\n"
+    "                           of same-morphology cells side by side, SIMD over cells). Both give\n"
+    "                           bitwise identical results.\n"
+    "  --width N                cells per interleaved group (default 8)\n"
+    "  --threads N              OpenMP threads per rank (default: OMP_NUM_THREADS or all cores)\n"
+    "  --gpus N                 GPUs per rank (default 0; GPU workers arrive with the GPU engine)\n"
+    "  --buffer-frames N        recorded frames kept in memory between collective writes\n"
+    "                           (default: as many as fit in 16 MiB per rank, at least 1)\n"
+    "  --flush-seconds S        flush the output to disk at most every S seconds (default 60)\n"
+    "  --progress S             progress line on rank 0 every S seconds (default 5; 0: none)\n"
+    "  -q, --quiet              no progress or summary\n"
+    "  -h, --help               this text\n"
+    "  --version                the engine version\n"
+    "\n"
+    "Example:\n"
+    "  simengine-prep neurons --swc data/morphologies/pyramidal.swc:100 --iclamp-all 5:100:0.5 -o net.h5\n"
+    "  mpirun -np 4 simengine net.h5 -o net.out.h5\n"
+    "  python3 tools/plot_traces.py net.out.h5 -o traces.png\n";
+
+typedef struct run_options {
+  const char *input;
+  char output[4096];
+  se_neurons_options engine;
+  int threads, gpus;
+  int64_t buffer_frames;
+  double flush_seconds, progress_seconds;
+  int quiet;
+} run_options;
+
+/* Parses argv; returns 0 to run, 1 when --help or --version was handled, 2 on a usage error
+ * (message in err). Every rank parses the same arguments. */
+static int parse_options(int argc, char **argv, run_options *o, int rank, se_error *err) {
+  *o = (run_options){.engine = se_neurons_default_options(), .flush_seconds = 60.0,
+                     .progress_seconds = 5.0};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEED_VALUE()                                                                   \
+  do {                                                                                 \
+    if (!next) {                                                                       \
+      se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__, "option %s needs a value", a); \
+      return 2;                                                                        \
+    }                                                                                  \
+    i++;                                                                               \
+  } while (0)
+    char *end = NULL;
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      if (rank == 0)
+        fputs(usage, stdout);
+      return 1;
+    } else if (!strcmp(a, "--version")) {
+      if (rank == 0)
+        printf("simengine %s\n", SIMENGINE_VERSION);
+      return 1;
+    } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+      NEED_VALUE();
+      snprintf(o->output, sizeof o->output, "%s", next);
+    } else if (!strcmp(a, "--layout")) {
+      NEED_VALUE();
+      if (!strcmp(next, "flat"))
+        o->engine.layout = SE_LAYOUT_FLAT;
+      else if (!strcmp(next, "interleaved"))
+        o->engine.layout = SE_LAYOUT_INTERLEAVED;
+      else {
+        se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__,
+                     "--layout '%s': expected flat or interleaved", next);
+        return 2;
+      }
+    } else if (!strcmp(a, "--width") || !strcmp(a, "--threads") || !strcmp(a, "--gpus") ||
+               !strcmp(a, "--buffer-frames")) {
+      NEED_VALUE();
+      long long v = strtoll(next, &end, 10);
+      if (!*next || *end || v < 0 || (v == 0 && strcmp(a, "--gpus"))) {
+        se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__,
+                     "%s '%s': expected a %s integer", a, next,
+                     strcmp(a, "--gpus") ? "positive" : "non-negative");
+        return 2;
+      }
+      if (!strcmp(a, "--width"))
+        o->engine.interleave_width = (int)v;
+      else if (!strcmp(a, "--threads"))
+        o->threads = (int)v;
+      else if (!strcmp(a, "--gpus"))
+        o->gpus = (int)v;
+      else
+        o->buffer_frames = v;
+    } else if (!strcmp(a, "--flush-seconds") || !strcmp(a, "--progress")) {
+      NEED_VALUE();
+      double v = strtod(next, &end);
+      if (!*next || *end || !(v >= 0.0)) {
+        se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__,
+                     "%s '%s': expected a non-negative number of seconds", a, next);
+        return 2;
+      }
+      if (!strcmp(a, "--progress"))
+        o->progress_seconds = v;
+      else
+        o->flush_seconds = v;
+    } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+      o->quiet = 1;
+    } else if (a[0] == '-' && a[1]) {
+      se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__,
+                   "unknown option '%s' (simengine --help lists the options)", a);
+      return 2;
+    } else if (o->input) {
+      se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__,
+                   "more than one input file: '%s' and '%s'", o->input, a);
+      return 2;
+    } else {
+      o->input = a;
+    }
+#undef NEED_VALUE
+  }
+  if (!o->input) {
+    se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__,
+                 "no input file given (simengine --help shows the usage)");
+    return 2;
+  }
+  if (!o->output[0]) {
+    size_t n = strlen(o->input);
+    if (n > 3 && !strcmp(o->input + n - 3, ".h5"))
+      snprintf(o->output, sizeof o->output, "%.*s.out.h5", (int)(n - 3), o->input);
+    else
+      snprintf(o->output, sizeof o->output, "%s.out.h5", o->input);
+  }
+  return 0;
+}
+
+/* Makes every rank agree on failure: returns the largest code of all ranks. A rank that did not
+ * fail itself gets a message saying that another rank did. Collective. */
+static int agree(MPI_Comm comm, int rc, se_error *err) {
+  int worst = rc;
+  if (MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
+    return SE_ERR_MPI;
+  if (worst != SE_OK && rc == SE_OK) {
+    err->code = (se_code)worst;
+    snprintf(err->message, sizeof err->message, "another rank failed");
+  }
+  return worst;
+}
+
+/* What this rank records: (local cell, compartment) pairs in output column order. */
+typedef struct recording {
+  int64_t n_cells, n_elements;
+  uint64_t *node_ids;
+  int64_t *elements_per_cell;
+  uint32_t *element_ids;
+  int64_t *local_cell;
+  int32_t *comp;
+  double *frame;
+} recording;
+
+static void recording_free(recording *r) {
+  free(r->node_ids);
+  free(r->elements_per_cell);
+  free(r->element_ids);
+  free(r->local_cell);
+  free(r->comp);
+  free(r->frame);
+}
+
+static int recording_build(const se_neuron_model *m, int64_t begin, int64_t end, recording *r,
+                           se_error *err) {
+  *r = (recording){0};
+  int64_t n_list = m->record_cells ? m->n_record_cells : m->n_cells;
+  for (int pass = 0; pass < 2; pass++) {
+    r->n_cells = r->n_elements = 0;
+    for (int64_t k = 0; k < n_list; k++) {
+      int64_t cell = m->record_cells ? m->record_cells[k] : k;
+      if (cell < begin || cell >= end)
+        continue;
+      int32_t morph = m->cell_morphology[cell];
+      int32_t n = m->record_what == SE_RECORD_ALL
+                      ? (int32_t)(m->morph_offsets[morph + 1] - m->morph_offsets[morph])
+                      : 1;
+      if (pass == 1) {
+        r->node_ids[r->n_cells] = m->cell_gid[cell];
+        r->elements_per_cell[r->n_cells] = n;
+        for (int32_t i = 0; i < n; i++) {
+          r->element_ids[r->n_elements + i] = (uint32_t)i;
+          r->local_cell[r->n_elements + i] = cell - begin;
+          r->comp[r->n_elements + i] = i;
+        }
+      }
+      r->n_cells++;
+      r->n_elements += n;
+    }
+    if (pass == 0) {
+      SE_CALLOC(err, r->node_ids, r->n_cells, "recorded node ids");
+      SE_CALLOC(err, r->elements_per_cell, r->n_cells, "recorded elements");
+      SE_CALLOC(err, r->element_ids, r->n_elements, "recorded element ids");
+      SE_CALLOC(err, r->local_cell, r->n_elements, "recorded cells");
+      SE_CALLOC(err, r->comp, r->n_elements, "recorded compartments");
+      SE_CALLOC(err, r->frame, r->n_elements, "recorded frame");
+    }
+  }
+  return SE_OK;
+}
+
+/* Spikes of this rank over the whole run (time, gid). */
+typedef struct spike_list {
+  int64_t n, capacity;
+  double *time;
+  uint64_t *gid;
+} spike_list;
+
+static int spikes_collect(spike_list *s, se_neurons_t engine, const se_neuron_model *m,
+                          se_error *err) {
+  int64_t n;
+  const double *t;
+  const int64_t *cell;
+  se_neurons_take_spikes(engine, &n, &t, &cell);
+  if (s->n + n > s->capacity) {
+    int64_t cap = s->capacity ? s->capacity : 1024;
+    while (cap < s->n + n)
+      cap *= 2;
+    double *nt = realloc(s->time, (size_t)cap * sizeof *nt);
+    if (nt)
+      s->time = nt;
+    uint64_t *ng = realloc(s->gid, (size_t)cap * sizeof *ng);
+    if (ng)
+      s->gid = ng;
+    if (!nt || !ng)
+      SE_FAIL(err, SE_ERR_NOMEM, "out of memory for %lld spikes", (long long)cap);
+    s->capacity = cap;
+  }
+  for (int64_t k = 0; k < n; k++) {
+    s->time[s->n] = t[k];
+    s->gid[s->n] = m->cell_gid[cell[k]];
+    s->n++;
+  }
+  return SE_OK;
+}
+
+/* Writes the run's metadata under /simengine. Collective. */
+static int write_metadata(se_report_t rep, const run_options *o, const se_neuron_model *m,
+                          int ranks, int64_t steps, const double timings[4], int64_t spikes,
+                          se_error *err) {
+  SE_TRY(se_report_meta_string(rep, "version", SIMENGINE_VERSION, err));
+  SE_TRY(se_report_meta_string(rep, "workload", "neurons", err));
+  SE_TRY(se_report_meta_string(rep, "input", o->input, err));
+  SE_TRY(se_report_meta_int(rep, "ranks", ranks, err));
+  SE_TRY(se_report_meta_int(rep, "threads_per_rank", omp_get_max_threads(), err));
+  SE_TRY(se_report_meta_string(rep, "workers", "cpu", err));
+  SE_TRY(se_report_meta_string(rep, "layout",
+                               o->engine.layout == SE_LAYOUT_FLAT ? "flat" : "interleaved", err));
+  SE_TRY(se_report_meta_int(rep, "interleave_width",
+                            o->engine.layout == SE_LAYOUT_FLAT ? 1 : o->engine.interleave_width, err));
+  SE_TRY(se_report_meta_int(rep, "steps", steps, err));
+  SE_TRY(se_report_meta_double(rep, "dt", m->dt, err));
+  SE_TRY(se_report_meta_double(rep, "tstop", m->tstop, err));
+  SE_TRY(se_report_meta_int(rep, "cells", m->n_cells, err));
+  SE_TRY(se_report_meta_int(rep, "spikes", spikes, err));
+  SE_TRY(se_report_meta_double(rep, "time_read_s", timings[0], err));
+  SE_TRY(se_report_meta_double(rep, "time_setup_s", timings[1], err));
+  SE_TRY(se_report_meta_double(rep, "time_run_s", timings[2], err));
+  SE_TRY(se_report_meta_double(rep, "time_output_s", timings[3], err));
+  return SE_OK;
+}
+
+/* The neurons workload end to end. Collective over comm. */
+static int run_neurons(const run_options *o, MPI_Comm comm, se_error *err) {
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  double t0 = MPI_Wtime(), timings[4] = {0};
+  se_neuron_model model;
+  se_neuron_model_init(&model);
+  se_neurons_t engine = NULL;
+  se_report_t rep = NULL;
+  recording rec = {0};
+  spike_list spikes = {0};
+  int64_t *weights = NULL, *bounds = NULL;
+
+  int rc = agree(comm, se_input_read_neurons(o->input, comm, &model, err), err);
+  if (rc != SE_OK)
+    goto done;
+  timings[0] = MPI_Wtime() - t0;
+
+  /* contiguous cell slices of about equal compartment counts */
+  weights = malloc((size_t)(model.n_cells + 1) * sizeof *weights);
+  bounds = malloc((size_t)(size + 1) * sizeof *bounds);
+  if (!weights || !bounds)
+    SE_FAIL_GOTO(err, rc, done, SE_ERR_NOMEM, "out of memory for the partition");
+  for (int64_t c = 0; c < model.n_cells; c++) {
+    int32_t mo = model.cell_morphology[c];
+    weights[c] = model.morph_offsets[mo + 1] - model.morph_offsets[mo];
+  }
+  se_partition_contiguous(weights, model.n_cells, size, bounds);
+  int64_t begin = bounds[rank], end = bounds[rank + 1];
+
+  rc = se_neurons_create(&model, begin, end, &o->engine, &engine, err);
+  if (rc == SE_OK)
+    rc = recording_build(&model, begin, end, &rec, err);
+  if ((rc = agree(comm, rc, err)) != SE_OK)
+    goto done;
+
+  int64_t steps = se_neuron_model_steps(&model), every = model.record_every;
+  int64_t frames = (steps + every - 1) / every;
+  int64_t buffer = o->buffer_frames;
+  if (buffer <= 0) {
+    int64_t bytes_per_frame = rec.n_elements * (model.record_float64 ? 8 : 4);
+    buffer = bytes_per_frame > 0 ? (16 << 20) / bytes_per_frame : frames;
+  }
+  if (buffer > frames)
+    buffer = frames;
+  if (buffer < 1)
+    buffer = 1;
+  se_report_spec spec = {.population = model.population,
+                         .float64 = model.record_float64,
+                         .n_frames = frames,
+                         .t_start = 0.0,
+                         .t_stop = (double)(frames * every) * model.dt,
+                         .t_step = (double)every * model.dt,
+                         .n_local_cells = rec.n_cells,
+                         .local_node_ids = rec.node_ids,
+                         .local_elements_per_cell = rec.elements_per_cell,
+                         .local_element_ids = rec.element_ids,
+                         .buffer_frames = buffer,
+                         .flush_seconds = o->flush_seconds};
+  if ((rc = se_report_open(o->output, comm, &spec, &rep, err)) != SE_OK)
+    goto done;
+  timings[1] = MPI_Wtime() - t0 - timings[0];
+
+  int64_t local_comp = se_neurons_compartment_count(engine), total_comp = 0;
+  MPI_Allreduce(&local_comp, &total_comp, 1, MPI_INT64_T, MPI_SUM, comm);
+  if (rank == 0 && !o->quiet)
+    printf("simengine: %lld cells, %lld compartments, %lld steps of %g ms on %d rank(s) x %d "
+           "thread(s)\n",
+           (long long)model.n_cells, (long long)total_comp, (long long)steps, model.dt, size,
+           omp_get_max_threads());
+
+  double run_start = MPI_Wtime(), last_progress = run_start;
+  for (int64_t s = 0; s < steps; s++) {
+    if (s % every == 0) {
+      se_neurons_gather(engine, rec.n_elements, rec.local_cell, rec.comp, rec.frame);
+      if ((rc = se_report_append(rep, rec.frame, err)) != SE_OK)
+        break;
+    }
+    rc = se_neurons_step(engine, err);
+    if (rc == SE_OK)
+      rc = spikes_collect(&spikes, engine, &model, err);
+    /* agree before every recorded frame (the next append is collective) and at the end; a rank
+     * that failed goes there at once: the others reach it before any other collective call */
+    if (rc != SE_OK || (s + 1) % every == 0 || s + 1 == steps)
+      if ((rc = agree(comm, rc, err)) != SE_OK)
+        break;
+    double now = MPI_Wtime();
+    if (rank == 0 && !o->quiet && o->progress_seconds > 0 && now - last_progress >= o->progress_seconds) {
+      double rate = (double)(s + 1) / (now - run_start);
+      printf("simengine: step %lld/%lld (%.0f%%), t = %.2f ms, %.0f steps/s, ETA %.0f s\n",
+             (long long)(s + 1), (long long)steps, 100.0 * (double)(s + 1) / (double)steps,
+             (double)(s + 1) * model.dt, rate, (double)(steps - s - 1) / rate);
+      fflush(stdout);
+      last_progress = now;
+    }
+  }
+  if (rc != SE_OK)
+    goto done;
+  timings[2] = MPI_Wtime() - run_start;
+
+  double out_start = MPI_Wtime();
+  int64_t total_spikes = 0;
+  MPI_Allreduce(&spikes.n, &total_spikes, 1, MPI_INT64_T, MPI_SUM, comm);
+  if ((rc = se_report_write_spikes(rep, spikes.n, spikes.time, spikes.gid, err)) != SE_OK)
+    goto done;
+  timings[3] = MPI_Wtime() - out_start;
+  double reduced[4];
+  MPI_Allreduce(timings, reduced, 4, MPI_DOUBLE, MPI_MAX, comm);
+  if ((rc = write_metadata(rep, o, &model, size, steps, reduced, total_spikes, err)) != SE_OK)
+    goto done;
+  se_report_t closing = rep;
+  rep = NULL;
+  if ((rc = se_report_close(closing, 1, err)) != SE_OK)
+    goto done;
+  if (rank == 0 && !o->quiet)
+    printf("simengine: done in %.2f s (read %.2f s, setup %.2f s, run %.2f s = %.1f ns per "
+           "compartment-step, output %.2f s)\n"
+           "simengine: %lld cells, %lld compartments, %lld spikes -> %s\n",
+           MPI_Wtime() - t0, reduced[0], reduced[1], reduced[2],
+           steps > 0 && total_comp > 0 ? 1e9 * reduced[2] * size / ((double)steps * (double)total_comp) : 0.0,
+           reduced[3], (long long)model.n_cells, (long long)total_comp, (long long)total_spikes,
+           o->output);
+
+done:
+  if (rep) {
+    se_error ignored = {0};
+    se_report_close(rep, 0, &ignored);
+  }
+  free(spikes.time);
+  free(spikes.gid);
+  recording_free(&rec);
+  free(weights);
+  free(bounds);
+  se_neurons_destroy(engine);
+  se_neuron_model_free(&model);
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  int provided;
+  if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+    fprintf(stderr, "simengine: MPI_Init_thread failed\n");
+    return 1;
+  }
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  se_error err = {0};
+  run_options o;
+  int parsed = parse_options(argc, argv, &o, rank, &err);
+  int rc = SE_OK;
+  if (parsed == 2) {
+    rc = SE_ERR_ARG;
+  } else if (parsed == 0) {
+    if (o.threads > 0)
+      omp_set_num_threads(o.threads);
+    char workload[64] = "";
+    rc = agree(MPI_COMM_WORLD, se_input_workload(o.input, MPI_COMM_WORLD, workload, sizeof workload, &err), &err);
+    if (rc == SE_OK && o.gpus > 0)
+      rc = se_error_set(&err, SE_ERR_UNSUPPORTED, __FILE__, __LINE__, __func__,
+                        "--gpus %d: this version has CPU workers only (the GPU engine is issue 3); "
+                        "use --gpus 0", o.gpus);
+    if (rc == SE_OK && !strcmp(workload, "neurons"))
+      rc = run_neurons(&o, MPI_COMM_WORLD, &err);
+    else if (rc == SE_OK)
+      rc = se_error_set(&err, SE_ERR_UNSUPPORTED, __FILE__, __LINE__, __func__,
+                        "%s: workload '%s' is not supported by this version (neurons only)",
+                        o.input, workload);
+  }
+  if (rc != SE_OK && (rank == 0 || strcmp(err.message, "another rank failed")))
+    fprintf(stderr, "simengine: error (rank %d): %s: %s\n", rank, se_code_name((se_code)rc), err.message);
+  MPI_Finalize();
+  return rc == SE_OK ? 0 : (rc == SE_ERR_ARG ? 2 : 1);
 }

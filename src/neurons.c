@@ -74,6 +74,7 @@ static int build_topology(se_neurons_t e, const se_neuron_model *model, se_error
     e->has_hh_copy[k] = b->gnabar_hh[r] > 0.0 || b->gkbar_hh[r] > 0.0 || b->gl_hh[r] > 0.0;
   }
   for (int64_t m = 0; m < nm; m++) {
+    e->topology[m].base = model->morph_offsets[m];
     e->topology[m].parent = e->parent_copy + model->morph_offsets[m];
     e->topology[m].has_hh = e->has_hh_copy + model->morph_offsets[m];
   }
@@ -86,50 +87,59 @@ static double axial_resistance(const se_neuron_model *model, int64_t k) {
   return 4.0 * model->bio.ra[model->region[k]] * model->length[k] / (M_PI * d * d) * 1e-2;
 }
 
-/* Fills the per-slot constants and the initial state; padding lanes get cap = 1 and zeros. */
-static int build_slots(se_neurons_t e, const se_neuron_model *model, se_error *err) {
-  int64_t ns = e->n_slots;
-  double **arrays[] = {&e->v,     &e->m,     &e->h,   &e->n,   &e->cap, &e->g_axial,
-                       &e->d_axial, &e->g_pas, &e->e_pas, &e->gna, &e->gk,  &e->gl,
-                       &e->el,    &e->ena,   &e->ek,  &e->diag, &e->rhs};
+/* Fills the per-morphology constants (absolute units) for every compartment of the model. */
+static int build_constants(se_neurons_t e, const se_neuron_model *model, se_error *err) {
+  int64_t C = se_neuron_model_compartments(model);
+  e->n_morph_comp = C;
+  double **arrays[] = {&e->cap, &e->g_axial, &e->d_axial, &e->g_pas, &e->e_pas, &e->gna,
+                       &e->gk,  &e->gl,      &e->el,      &e->ena,   &e->ek};
   for (size_t a = 0; a < sizeof arrays / sizeof arrays[0]; a++)
-    SE_CALLOC(err, *arrays[a], ns, "per-compartment state");
-  for (int64_t s = 0; s < ns; s++)
-    e->cap[s] = 1.0;
-
+    SE_CALLOC(err, *arrays[a], C, "per-compartment constants");
   const se_biophysics *b = &model->bio;
-  se_hh_rates init = se_hh_rates_at(model->v_init, e->q10);
-  for (int64_t c = 0; c < e->n_cells; c++) {
-    int32_t morph = model->cell_morphology[e->cell_begin + c];
-    int64_t off = model->morph_offsets[morph];
-    int32_t n = (int32_t)(model->morph_offsets[morph + 1] - off);
-    e->n_comp_used += n;
-    for (int32_t i = 0; i < n; i++) {
-      int64_t k = off + i, s = se_neurons_slot(e, c, i);
+  for (int64_t mo = 0; mo < model->n_morphologies; mo++) {
+    int64_t off = model->morph_offsets[mo], n = model->morph_offsets[mo + 1] - off;
+    for (int64_t i = 0; i < n; i++) {
+      int64_t k = off + i;
       int32_t r = model->region[k];
       double area = M_PI * model->diameter[k] * model->length[k]; /* um2 */
-      e->cap[s] = b->cm[r] * area * 1e-5;                           /* nF */
-      e->g_pas[s] = b->g_pas[r] * area * 1e-2;                      /* uS */
-      e->e_pas[s] = b->e_pas[r];
-      e->gna[s] = b->gnabar_hh[r] * area * 1e-2;
-      e->gk[s] = b->gkbar_hh[r] * area * 1e-2;
-      e->gl[s] = b->gl_hh[r] * area * 1e-2;
-      e->el[s] = b->el_hh[r];
-      e->ena[s] = b->ena[r];
-      e->ek[s] = b->ek[r];
-      e->v[s] = model->v_init;
-      e->m[s] = init.minf;
-      e->h[s] = init.hinf;
-      e->n[s] = init.ninf;
+      e->cap[k] = b->cm[r] * area * 1e-5;                           /* nF */
+      e->g_pas[k] = b->g_pas[r] * area * 1e-2;                      /* uS */
+      e->e_pas[k] = b->e_pas[r];
+      e->gna[k] = b->gnabar_hh[r] * area * 1e-2;
+      e->gk[k] = b->gkbar_hh[r] * area * 1e-2;
+      e->gl[k] = b->gl_hh[r] * area * 1e-2;
+      e->el[k] = b->el_hh[r];
+      e->ena[k] = b->ena[r];
+      e->ek[k] = b->ek[r];
       if (i > 0) {
-        int32_t p = model->parent[k];
-        double g = 1.0 / (0.5 * axial_resistance(model, k) + 0.5 * axial_resistance(model, off + p));
-        int64_t sp = se_neurons_slot(e, c, p);
-        e->g_axial[s] = g;
-        e->d_axial[s] += g;
-        e->d_axial[sp] += g;
+        int64_t p = off + model->parent[k];
+        double g = 1.0 / (0.5 * axial_resistance(model, k) + 0.5 * axial_resistance(model, p));
+        e->g_axial[k] = g;
+        e->d_axial[k] += g;
+        e->d_axial[p] += g;
       }
     }
+  }
+  return SE_OK;
+}
+
+/* Allocates the per-slot state, initialised at v_init with the gates at steady state. Padding
+ * lanes hold the same values; their rows are solved like the others and never read. */
+static int build_state(se_neurons_t e, const se_neuron_model *model, se_error *err) {
+  int64_t ns = e->n_slots;
+  double **arrays[] = {&e->v, &e->m, &e->h, &e->n, &e->diag, &e->rhs};
+  for (size_t a = 0; a < sizeof arrays / sizeof arrays[0]; a++)
+    SE_CALLOC(err, *arrays[a], ns, "per-compartment state");
+  se_hh_rates init = se_hh_rates_at(model->v_init, e->q10);
+  for (int64_t s = 0; s < ns; s++) {
+    e->v[s] = model->v_init;
+    e->m[s] = init.minf;
+    e->h[s] = init.hinf;
+    e->n[s] = init.ninf;
+  }
+  for (int64_t c = 0; c < e->n_cells; c++) {
+    int32_t mo = model->cell_morphology[e->cell_begin + c];
+    e->n_comp_used += model->morph_offsets[mo + 1] - model->morph_offsets[mo];
   }
   return SE_OK;
 }
@@ -201,7 +211,9 @@ int se_neurons_create(const se_neuron_model *model, int64_t cell_begin, int64_t 
   if (rc == SE_OK)
     rc = build_topology(e, model, err);
   if (rc == SE_OK)
-    rc = build_slots(e, model, err);
+    rc = build_constants(e, model, err);
+  if (rc == SE_OK)
+    rc = build_state(e, model, err);
   if (rc == SE_OK)
     rc = build_stimuli(e, model, err);
   if (rc == SE_OK) {

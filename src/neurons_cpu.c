@@ -17,22 +17,28 @@ SE_ALWAYS_INLINE void assemble_group(const struct se_neurons *e, const se_group 
   double *restrict diag = e->diag, *restrict rhs = e->rhs;
   const double *restrict v = e->v;
   for (int32_t i = 0; i < g->n_comp; i++) {
-    const int64_t row = g->base + (int64_t)i * W;
-    const int hh = topo->has_hh[i];
-    for (int l = 0; l < W; l++) {
-      const int64_t s = row + l;
-      const double vs = v[s];
-      double cond = e->g_pas[s];
-      double current = cond * (vs - e->e_pas[s]);
-      if (hh) {
-        const double m = e->m[s], n = e->n[s];
-        const double gna = e->gna[s] * m * m * m * e->h[s];
-        const double gk = e->gk[s] * n * n * n * n;
-        current += gna * (vs - e->ena[s]) + gk * (vs - e->ek[s]) + e->gl[s] * (vs - e->el[s]);
-        cond += gna + gk + e->gl[s];
+    const int64_t row = g->base + (int64_t)i * W, k = topo->base + i;
+    const double g_pas = e->g_pas[k], e_pas = e->e_pas[k];
+    const double d_const = e->cap[k] * inv_dt + e->d_axial[k];
+    if (topo->has_hh[i]) {
+      const double gnabar = e->gna[k], gkbar = e->gk[k], gl = e->gl[k];
+      const double ena = e->ena[k], ek = e->ek[k], el = e->el[k];
+      for (int l = 0; l < W; l++) {
+        const int64_t s = row + l;
+        const double vs = v[s], m = e->m[s], n = e->n[s];
+        const double gna = gnabar * m * m * m * e->h[s];
+        const double gk = gkbar * n * n * n * n;
+        const double current =
+            g_pas * (vs - e_pas) + gna * (vs - ena) + gk * (vs - ek) + gl * (vs - el);
+        diag[s] = d_const + (g_pas + gna + gk + gl);
+        rhs[s] = -current;
       }
-      diag[s] = e->cap[s] * inv_dt + cond + e->d_axial[s];
-      rhs[s] = -current;
+    } else {
+      for (int l = 0; l < W; l++) {
+        const int64_t s = row + l;
+        diag[s] = d_const + g_pas;
+        rhs[s] = -(g_pas * (v[s] - e_pas));
+      }
     }
   }
   /* current clamps active at the step's midpoint */
@@ -44,8 +50,9 @@ SE_ALWAYS_INLINE void assemble_group(const struct se_neurons *e, const se_group 
   for (int32_t i = 1; i < g->n_comp; i++) {
     const int64_t row = g->base + (int64_t)i * W;
     const int64_t prow = g->base + (int64_t)topo->parent[i] * W;
+    const double ga = e->g_axial[topo->base + i];
     for (int l = 0; l < W; l++) {
-      const double flow = e->g_axial[row + l] * (v[prow + l] - v[row + l]);
+      const double flow = ga * (v[prow + l] - v[row + l]);
       rhs[row + l] += flow;
       rhs[prow + l] -= flow;
     }
@@ -55,15 +62,17 @@ SE_ALWAYS_INLINE void assemble_group(const struct se_neurons *e, const se_group 
 /* Hines solve: eliminate leaves to root, then substitute root to leaves. The off-diagonal
  * between i and its parent is -g_axial[i]. rhs holds dv afterwards. */
 SE_ALWAYS_INLINE void solve_group(const struct se_neurons *e, const se_group *g, int W) {
-  const int32_t *parent = e->topology[g->morphology].parent;
+  const se_morph_topology *topo = &e->topology[g->morphology];
+  const int32_t *parent = topo->parent;
+  const double *ga = e->g_axial + topo->base;
   double *restrict diag = e->diag, *restrict rhs = e->rhs;
-  const double *restrict ga = e->g_axial;
   for (int32_t i = g->n_comp - 1; i > 0; i--) {
     const int64_t row = g->base + (int64_t)i * W;
     const int64_t prow = g->base + (int64_t)parent[i] * W;
+    const double gi = ga[i];
     for (int l = 0; l < W; l++) {
-      const double f = ga[row + l] / diag[row + l];
-      diag[prow + l] -= f * ga[row + l];
+      const double f = gi / diag[row + l];
+      diag[prow + l] -= f * gi;
       rhs[prow + l] += f * rhs[row + l];
     }
   }
@@ -72,8 +81,9 @@ SE_ALWAYS_INLINE void solve_group(const struct se_neurons *e, const se_group *g,
   for (int32_t i = 1; i < g->n_comp; i++) {
     const int64_t row = g->base + (int64_t)i * W;
     const int64_t prow = g->base + (int64_t)parent[i] * W;
+    const double gi = ga[i];
     for (int l = 0; l < W; l++)
-      rhs[row + l] = (rhs[row + l] + ga[row + l] * rhs[prow + l]) / diag[row + l];
+      rhs[row + l] = (rhs[row + l] + gi * rhs[prow + l]) / diag[row + l];
   }
 }
 

@@ -9,8 +9,8 @@
 
 /* A group: `width` cells of the same morphology stored compartment-major, lane-minor:
  * compartment i of lane l lives at slot base + i * width + l. The flat layout is groups of
- * width 1; the interleaved layout groups of width W (lanes beyond `lanes` are padding whose
- * system is the identity-scaled C/dt dv = 0). */
+ * width 1; the interleaved layout groups of width W (lanes beyond `lanes` are padding: they
+ * carry a copy of the morphology's system at rest, are solved with the others, and never read). */
 typedef struct se_group {
   int64_t base;         /* first slot */
   int64_t first_cell;   /* local index of lane 0's cell */
@@ -20,8 +20,10 @@ typedef struct se_group {
   int32_t stim_begin, stim_end; /* this group's current clamps in the clamp arrays */
 } se_group;
 
-/* Compartment constants per morphology (shared by every lane of a group). */
+/* Where a morphology's compartments start in the per-morphology arrays (parent, has_hh and the
+ * constants below are shared by every cell of that morphology). */
 typedef struct se_morph_topology {
+  int64_t base;          /* index of compartment 0 in the per-morphology arrays */
   const int32_t *parent; /* [n_comp] parent, -1 at 0 (points into the engine's copy) */
   const uint8_t *has_hh; /* [n_comp] 1 where the hh mechanism is present */
 } se_morph_topology;
@@ -51,12 +53,12 @@ struct se_neurons {
   se_morph_topology *topology;  /* [n_morphologies] */
   int32_t *parent_copy;         /* all morphologies' parents */
   uint8_t *has_hh_copy;
-  /* per slot: state */
-  double *v, *m, *h, *n;
-  /* per slot: constants, absolute units (nF, uS, mV) */
+  /* per slot: state and work */
+  double *v, *m, *h, *n, *diag, *rhs;
+  /* per morphology compartment (topology[m].base + i): constants in absolute units (nF, uS, mV);
+   * g_axial is the conductance to the parent, d_axial the sum over the compartment's connections */
+  int64_t n_morph_comp;
   double *cap, *g_axial, *d_axial, *g_pas, *e_pas, *gna, *gk, *gl, *el, *ena, *ek;
-  /* per slot: work */
-  double *diag, *rhs;
   /* per local cell: its group and lane, the root voltage before the step */
   int64_t *cell_group;
   int32_t *cell_lane;

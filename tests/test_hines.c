@@ -92,7 +92,7 @@ static double check_layout(se_test_state *st, const se_neuron_model *m, se_layou
       b[i] = rhs0[s];
       if (i > 0) {
         int32_t p = m->parent[i];
-        a[(size_t)i * n + p] = a[(size_t)p * n + i] = -e->g_axial[s];
+        a[(size_t)i * n + p] = a[(size_t)p * n + i] = -e->g_axial[i];
       }
     }
     dense_solve(n, a, b);
