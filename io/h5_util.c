@@ -1,4 +1,6 @@
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "h5_util.h"
@@ -21,4 +23,452 @@ void se_h5_error_string(char *buf, size_t size) {
   buf[0] = '\0';
   walk_buffer w = {buf, size};
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, keep_innermost, &w);
+}
+
+int se_h5_quiet_begin(se_h5_quiet *q, se_error *err) {
+  q->func = NULL;
+  q->data = NULL;
+  SE_H5_CHECK(err, H5Eget_auto2(H5E_DEFAULT, &q->func, &q->data), "saving HDF5's error printing");
+  SE_H5_CHECK(err, H5Eset_auto2(H5E_DEFAULT, NULL, NULL), "switching off HDF5's error printing");
+  return SE_OK;
+}
+
+int se_h5_quiet_end(const se_h5_quiet *q, se_error *err) {
+  SE_H5_CHECK(err, H5Eset_auto2(H5E_DEFAULT, q->func, q->data), "restoring HDF5's error printing");
+  return SE_OK;
+}
+
+const char *se_h5_class_name(H5T_class_t cls) {
+  switch (cls) {
+  case H5T_INTEGER: return "integer";
+  case H5T_FLOAT: return "floating-point";
+  case H5T_TIME: return "time";
+  case H5T_STRING: return "string";
+  case H5T_BITFIELD: return "bitfield";
+  case H5T_OPAQUE: return "opaque";
+  case H5T_COMPOUND: return "compound";
+  case H5T_REFERENCE: return "reference";
+  case H5T_ENUM: return "enum";
+  case H5T_VLEN: return "variable-length";
+  case H5T_ARRAY: return "array";
+  default: return "unknown";
+  }
+}
+
+/* Closes every valid handle of ids (datasets, groups, attributes, types, spaces, property lists,
+ * files). On success paths (rc == SE_OK) a failing close becomes the error; on failure paths the
+ * first error is kept and close failures are ignored. */
+static int close_ids(int rc, se_error *err, const char *file, const char *path, const hid_t *ids,
+                     size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (ids[i] < 0)
+      continue;
+    herr_t st;
+    switch (H5Iget_type(ids[i])) {
+    case H5I_DATASET: st = H5Dclose(ids[i]); break;
+    case H5I_GROUP: st = H5Gclose(ids[i]); break;
+    case H5I_ATTR: st = H5Aclose(ids[i]); break;
+    case H5I_DATATYPE: st = H5Tclose(ids[i]); break;
+    case H5I_DATASPACE: st = H5Sclose(ids[i]); break;
+    case H5I_GENPROP_LST: st = H5Pclose(ids[i]); break;
+    case H5I_FILE: st = H5Fclose(ids[i]); break;
+    default: st = H5Oclose(ids[i]); break;
+    }
+    if (st < 0 && rc == SE_OK) {
+      char msg[768];
+      se_h5_error_string(msg, sizeof msg);
+      rc = se_error_set(err, SE_ERR_HDF5, __FILE__, __LINE__, __func__, "%s: %s: closing a handle failed%s%s",
+                        file, path, msg[0] ? ": " : "", msg);
+    }
+  }
+  return rc;
+}
+
+#define CLOSE_IDS(rc, err, file, path, ...)                                                      \
+  close_ids((rc), (err), (file), (path), (const hid_t[]){__VA_ARGS__},                           \
+            sizeof((const hid_t[]){__VA_ARGS__}) / sizeof(hid_t))
+
+int se_h5_exists(hid_t loc, const char *file, const char *path, int *exists, se_error *err) {
+  *exists = 0;
+  size_t len = strlen(path);
+  if (len == 0 || path[0] != '/')
+    SE_FAIL(err, SE_ERR_ARG, "%s: '%s' is not an absolute HDF5 path", file, path);
+  char *prefix = malloc(len + 1);
+  if (!prefix)
+    SE_FAIL(err, SE_ERR_NOMEM, "%s: out of memory checking %s", file, path);
+  int found = 1;
+  for (size_t end = 1; end <= len && found; end++) {
+    if (end < len && path[end] != '/')
+      continue;
+    memcpy(prefix, path, end);
+    prefix[end] = '\0';
+    htri_t e = H5Lexists(loc, prefix, H5P_DEFAULT);
+    if (e < 0) {
+      char msg[768];
+      se_h5_error_string(msg, sizeof msg);
+      free(prefix);
+      SE_FAIL(err, SE_ERR_HDF5, "%s: checking whether %s exists failed%s%s", file, path,
+              msg[0] ? ": " : "", msg);
+    }
+    found = e > 0;
+  }
+  free(prefix);
+  *exists = found;
+  return SE_OK;
+}
+
+/* Opens the one-dimensional dataset at path and checks its type class; gives the dataset, its
+ * file type and its length. When found is non-NULL a missing dataset is no error (*found = 0). */
+static int open_1d(hid_t loc, const char *file, const char *path, int *found, H5T_class_t want,
+                   hid_t *dset_out, hid_t *type_out, int64_t *n_out, se_error *err) {
+  *dset_out = *type_out = H5I_INVALID_HID;
+  *n_out = 0;
+  int exists = 0;
+  SE_TRY(se_h5_exists(loc, file, path, &exists, err));
+  if (found)
+    *found = exists;
+  if (!exists) {
+    if (found)
+      return SE_OK;
+    SE_FAIL(err, SE_ERR_INPUT, "%s: required dataset %s is missing", file, path);
+  }
+  int rc = SE_OK;
+  hid_t obj = H5I_INVALID_HID, type = H5I_INVALID_HID, space = H5I_INVALID_HID;
+  H5I_type_t it;
+  H5T_class_t cls;
+  int nd;
+  hsize_t dims[H5S_MAX_RANK];
+  SE_H5_CHECK_GOTO(err, rc, done, obj = H5Oopen(loc, path, H5P_DEFAULT), "%s: %s", file, path);
+  it = H5Iget_type(obj);
+  if (it != H5I_DATASET)
+    SE_FAIL_GOTO(err, rc, done, SE_ERR_INPUT, "%s: %s is not a dataset (a %s)", file, path,
+                 it == H5I_GROUP ? "group" : it == H5I_DATATYPE ? "named datatype" : "other object");
+  SE_H5_CHECK_GOTO(err, rc, done, type = H5Dget_type(obj), "%s: %s", file, path);
+  SE_H5_CHECK_GOTO(err, rc, done, cls = H5Tget_class(type), "%s: %s", file, path);
+  if (cls != want)
+    SE_FAIL_GOTO(err, rc, done, SE_ERR_INPUT, "%s: %s has %s type, expected %s", file, path,
+                 se_h5_class_name(cls), se_h5_class_name(want));
+  SE_H5_CHECK_GOTO(err, rc, done, space = H5Dget_space(obj), "%s: %s", file, path);
+  SE_H5_CHECK_GOTO(err, rc, done, nd = H5Sget_simple_extent_ndims(space), "%s: %s", file, path);
+  SE_H5_CHECK_GOTO(err, rc, done, H5Sget_simple_extent_dims(space, dims, NULL), "%s: %s: shape",
+                   file, path);
+  if (nd != 1) {
+    char shape[256] = "";
+    size_t used = 0;
+    for (int d = 0; d < nd && used < sizeof shape; d++)
+      used += (size_t)snprintf(shape + used, sizeof shape - used, "%s%llu", d ? " x " : "",
+                               (unsigned long long)dims[d]);
+    SE_FAIL_GOTO(err, rc, done, SE_ERR_INPUT, "%s: %s has rank %d (shape [%s]), expected a one-dimensional dataset",
+                 file, path, nd, nd ? shape : "scalar");
+  }
+  if (dims[0] > (hsize_t)INT64_MAX / 16) /* so that n x element size never overflows */
+    SE_FAIL_GOTO(err, rc, done, SE_ERR_INPUT, "%s: %s has %llu entries, too many", file, path,
+                 (unsigned long long)dims[0]);
+  *n_out = (int64_t)dims[0];
+  *dset_out = obj;
+  *type_out = type;
+  obj = type = H5I_INVALID_HID;
+done:
+  return CLOSE_IDS(rc, err, file, path, space, type, obj);
+}
+
+/* Reads the whole dataset dset (n entries) as mem_type into a new array of n elements of size
+ * elem_size. */
+static int read_all(hid_t dset, const char *file, const char *path, hid_t mem_type, int64_t n,
+                    size_t elem_size, void **data, se_error *err) {
+  *data = calloc(n > 0 ? (size_t)n : 1, elem_size);
+  if (!*data)
+    SE_FAIL(err, SE_ERR_NOMEM, "%s: %s: out of memory for %lld entries", file, path, (long long)n);
+  if (n > 0 && H5Dread(dset, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, *data) < 0) {
+    char msg[768];
+    se_h5_error_string(msg, sizeof msg);
+    free(*data);
+    *data = NULL;
+    SE_FAIL(err, SE_ERR_HDF5, "%s: reading %s failed%s%s", file, path, msg[0] ? ": " : "", msg);
+  }
+  return SE_OK;
+}
+
+/* Reads an integer dataset; as_unsigned selects the uint64 result, otherwise int64. Values that
+ * do not fit the result (negative for uint64, above INT64_MAX for int64) are errors. */
+static int read_integers(hid_t loc, const char *file, const char *path, int *found, int as_unsigned,
+                         void **data, int64_t *n, se_error *err) {
+  *data = NULL;
+  hid_t dset, type;
+  SE_TRY(open_1d(loc, file, path, found, H5T_INTEGER, &dset, &type, n, err));
+  if (dset < 0)
+    return SE_OK; /* optional and absent */
+  int rc = SE_OK;
+  H5T_sign_t sign;
+  SE_H5_CHECK_GOTO(err, rc, done, sign = H5Tget_sign(type), "%s: %s", file, path);
+  int file_unsigned = sign == H5T_SGN_NONE;
+  /* Read in the file's signedness with 64 bits, so no value is clipped, then check the range. */
+  SE_TRY_GOTO(rc, done, read_all(dset, file, path, file_unsigned ? H5T_NATIVE_UINT64 : H5T_NATIVE_INT64,
+                                 *n, sizeof(int64_t), data, err));
+  if (file_unsigned && !as_unsigned) {
+    const uint64_t *u = *data;
+    for (int64_t i = 0; i < *n; i++)
+      if (u[i] > (uint64_t)INT64_MAX)
+        SE_FAIL_GOTO(err, rc, done, SE_ERR_INPUT, "%s: %s[%lld] = %llu does not fit in int64", file,
+                     path, (long long)i, (unsigned long long)u[i]);
+  } else if (!file_unsigned && as_unsigned) {
+    const int64_t *s = *data;
+    for (int64_t i = 0; i < *n; i++)
+      if (s[i] < 0)
+        SE_FAIL_GOTO(err, rc, done, SE_ERR_INPUT, "%s: %s[%lld] = %lld is negative", file, path,
+                     (long long)i, (long long)s[i]);
+  }
+done:
+  if (rc != SE_OK) {
+    free(*data);
+    *data = NULL;
+    *n = 0;
+  }
+  return CLOSE_IDS(rc, err, file, path, type, dset);
+}
+
+int se_h5_read_int64s(hid_t loc, const char *file, const char *path, int *found, int64_t **data,
+                      int64_t *n, se_error *err) {
+  void *p = NULL;
+  int rc = read_integers(loc, file, path, found, 0, &p, n, err);
+  *data = p;
+  return rc;
+}
+
+int se_h5_read_uint64s(hid_t loc, const char *file, const char *path, int *found, uint64_t **data,
+                       int64_t *n, se_error *err) {
+  void *p = NULL;
+  int rc = read_integers(loc, file, path, found, 1, &p, n, err);
+  *data = p;
+  return rc;
+}
+
+int se_h5_read_doubles(hid_t loc, const char *file, const char *path, int *found, double **data,
+                       int64_t *n, se_error *err) {
+  *data = NULL;
+  hid_t dset, type;
+  SE_TRY(open_1d(loc, file, path, found, H5T_FLOAT, &dset, &type, n, err));
+  if (dset < 0)
+    return SE_OK;
+  void *p = NULL;
+  int rc = read_all(dset, file, path, H5T_NATIVE_DOUBLE, *n, sizeof(double), &p, err);
+  *data = p;
+  if (rc != SE_OK)
+    *n = 0;
+  return CLOSE_IDS(rc, err, file, path, type, dset);
+}
+
+/* Names the object of an attribute in messages: "root" for "/", else its path. */
+static const char *owner_name(const char *obj) { return strcmp(obj, "/") == 0 ? "root" : obj; }
+
+/* Opens attribute name of obj and checks that it holds one value; gives the attribute, its type
+ * and its class. When found is non-NULL a missing attribute (or object) is no error. */
+static int open_attr(hid_t loc, const char *file, const char *obj, const char *name, int *found,
+                     hid_t *attr_out, hid_t *type_out, H5T_class_t *cls_out, se_error *err) {
+  *attr_out = *type_out = H5I_INVALID_HID;
+  int exists = 0;
+  SE_TRY(se_h5_exists(loc, file, obj, &exists, err));
+  if (exists) {
+    htri_t e = H5Aexists_by_name(loc, obj, name, H5P_DEFAULT);
+    SE_H5_CHECK(err, e, "%s: checking for %s attribute %s", file, owner_name(obj), name);
+    exists = e > 0;
+  }
+  if (found)
+    *found = exists;
+  if (!exists) {
+    if (found)
+      return SE_OK;
+    SE_FAIL(err, SE_ERR_INPUT, "%s: required %s attribute %s is missing", file, owner_name(obj), name);
+  }
+  int rc = SE_OK;
+  hid_t attr = H5I_INVALID_HID, type = H5I_INVALID_HID, space = H5I_INVALID_HID;
+  hssize_t np;
+  H5T_class_t cls;
+  SE_H5_CHECK_GOTO(err, rc, done, attr = H5Aopen_by_name(loc, obj, name, H5P_DEFAULT, H5P_DEFAULT),
+                   "%s: %s attribute %s", file, owner_name(obj), name);
+  SE_H5_CHECK_GOTO(err, rc, done, space = H5Aget_space(attr), "%s: %s attribute %s", file,
+                   owner_name(obj), name);
+  SE_H5_CHECK_GOTO(err, rc, done, np = H5Sget_simple_extent_npoints(space), "%s: %s attribute %s",
+                   file, owner_name(obj), name);
+  if (np != 1)
+    SE_FAIL_GOTO(err, rc, done, SE_ERR_INPUT, "%s: %s attribute %s has %lld values, expected one",
+                 file, owner_name(obj), name, (long long)np);
+  SE_H5_CHECK_GOTO(err, rc, done, type = H5Aget_type(attr), "%s: %s attribute %s", file,
+                   owner_name(obj), name);
+  SE_H5_CHECK_GOTO(err, rc, done, cls = H5Tget_class(type), "%s: %s attribute %s", file,
+                   owner_name(obj), name);
+  *cls_out = cls;
+  *attr_out = attr;
+  *type_out = type;
+  attr = type = H5I_INVALID_HID;
+done:
+  return CLOSE_IDS(rc, err, file, obj, space, type, attr);
+}
+
+int se_h5_read_attr_string(hid_t loc, const char *file, const char *obj, const char *name, int *found,
+                           char *buf, size_t size, se_error *err) {
+  hid_t attr, type;
+  H5T_class_t cls = H5T_NO_CLASS;
+  SE_TRY(open_attr(loc, file, obj, name, found, &attr, &type, &cls, err));
+  if (attr < 0)
+    return SE_OK;
+  int rc = SE_OK;
+  hid_t mem = H5I_INVALID_HID;
+  char *fixed = NULL, *vlen = NULL;
+  const char *value;
+  const char *who = owner_name(obj);
+  htri_t is_vlen;
+  H5T_cset_t cset;
+  if (cls != H5T_STRING)
+    SE_FAIL_GOTO(err, rc, done, SE_ERR_INPUT, "%s: %s attribute %s has %s type, expected a string",
+                 file, who, name, se_h5_class_name(cls));
+  SE_H5_CHECK_GOTO(err, rc, done, is_vlen = H5Tis_variable_str(type), "%s: %s attribute %s", file,
+                   who, name);
+  SE_H5_CHECK_GOTO(err, rc, done, cset = H5Tget_cset(type), "%s: %s attribute %s", file, who, name);
+  SE_H5_CHECK_GOTO(err, rc, done, mem = H5Tcopy(H5T_C_S1), "%s: %s attribute %s", file, who, name);
+  SE_H5_CHECK_GOTO(err, rc, done, H5Tset_cset(mem, cset), "%s: %s attribute %s", file, who, name);
+  if (is_vlen) {
+    SE_H5_CHECK_GOTO(err, rc, done, H5Tset_size(mem, H5T_VARIABLE), "%s: %s attribute %s", file, who,
+                     name);
+    SE_H5_CHECK_GOTO(err, rc, done, H5Aread(attr, mem, &vlen), "%s: %s attribute %s", file, who, name);
+    value = vlen ? vlen : "";
+  } else {
+    size_t len = H5Tget_size(type);
+    if (len == 0)
+      SE_FAIL_GOTO(err, rc, done, SE_ERR_HDF5, "%s: %s attribute %s: H5Tget_size failed", file, who,
+                   name);
+    SE_H5_CHECK_GOTO(err, rc, done, H5Tset_size(mem, len + 1), "%s: %s attribute %s", file, who, name);
+    SE_H5_CHECK_GOTO(err, rc, done, H5Tset_strpad(mem, H5T_STR_NULLTERM), "%s: %s attribute %s", file,
+                     who, name);
+    fixed = calloc(len + 1, 1);
+    if (!fixed)
+      SE_FAIL_GOTO(err, rc, done, SE_ERR_NOMEM, "%s: %s attribute %s: out of memory", file, who, name);
+    SE_H5_CHECK_GOTO(err, rc, done, H5Aread(attr, mem, fixed), "%s: %s attribute %s", file, who, name);
+    value = fixed;
+  }
+  if (strlen(value) >= size)
+    SE_FAIL_GOTO(err, rc, done, SE_ERR_INPUT, "%s: %s attribute %s = \"%.64s...\" is longer than %zu bytes",
+                 file, who, name, value, size - 1);
+  memcpy(buf, value, strlen(value) + 1);
+done:
+  if (vlen && H5free_memory(vlen) < 0 && rc == SE_OK)
+    rc = se_error_set(err, SE_ERR_HDF5, __FILE__, __LINE__, __func__,
+                      "%s: %s attribute %s: H5free_memory failed", file, who, name);
+  free(fixed);
+  return CLOSE_IDS(rc, err, file, obj, mem, type, attr);
+}
+
+int se_h5_read_attr_int64(hid_t loc, const char *file, const char *obj, const char *name, int *found,
+                          int64_t *value, se_error *err) {
+  hid_t attr, type;
+  H5T_class_t cls = H5T_NO_CLASS;
+  SE_TRY(open_attr(loc, file, obj, name, found, &attr, &type, &cls, err));
+  if (attr < 0)
+    return SE_OK;
+  int rc = SE_OK;
+  const char *who = owner_name(obj);
+  if (cls != H5T_INTEGER)
+    SE_FAIL_GOTO(err, rc, done, SE_ERR_INPUT, "%s: %s attribute %s has %s type, expected an integer",
+                 file, who, name, se_h5_class_name(cls));
+  H5T_sign_t sign;
+  SE_H5_CHECK_GOTO(err, rc, done, sign = H5Tget_sign(type), "%s: %s attribute %s", file, who, name);
+  if (sign == H5T_SGN_NONE) {
+    uint64_t u = 0;
+    SE_H5_CHECK_GOTO(err, rc, done, H5Aread(attr, H5T_NATIVE_UINT64, &u), "%s: %s attribute %s", file,
+                     who, name);
+    if (u > (uint64_t)INT64_MAX)
+      SE_FAIL_GOTO(err, rc, done, SE_ERR_INPUT, "%s: %s attribute %s = %llu does not fit in int64",
+                   file, who, name, (unsigned long long)u);
+    *value = (int64_t)u;
+  } else {
+    SE_H5_CHECK_GOTO(err, rc, done, H5Aread(attr, H5T_NATIVE_INT64, value), "%s: %s attribute %s",
+                     file, who, name);
+  }
+done:
+  return CLOSE_IDS(rc, err, file, obj, type, attr);
+}
+
+int se_h5_read_attr_double(hid_t loc, const char *file, const char *obj, const char *name, int *found,
+                           double *value, se_error *err) {
+  hid_t attr, type;
+  H5T_class_t cls = H5T_NO_CLASS;
+  SE_TRY(open_attr(loc, file, obj, name, found, &attr, &type, &cls, err));
+  if (attr < 0)
+    return SE_OK;
+  int rc = SE_OK;
+  const char *who = owner_name(obj);
+  if (cls != H5T_FLOAT && cls != H5T_INTEGER)
+    SE_FAIL_GOTO(err, rc, done, SE_ERR_INPUT, "%s: %s attribute %s has %s type, expected a number",
+                 file, who, name, se_h5_class_name(cls));
+  SE_H5_CHECK_GOTO(err, rc, done, H5Aread(attr, H5T_NATIVE_DOUBLE, value), "%s: %s attribute %s", file,
+                   who, name);
+done:
+  return CLOSE_IDS(rc, err, file, obj, type, attr);
+}
+
+int se_h5_write_dataset(hid_t loc, const char *file, const char *path, hid_t file_type,
+                        hid_t mem_type, int64_t n, const void *data, se_error *err) {
+  int rc = SE_OK;
+  hid_t space = H5I_INVALID_HID, dset = H5I_INVALID_HID;
+  hsize_t dim = (hsize_t)n;
+  SE_H5_CHECK_GOTO(err, rc, done, space = H5Screate_simple(1, &dim, NULL), "%s: writing %s", file, path);
+  SE_H5_CHECK_GOTO(err, rc, done,
+                   dset = H5Dcreate2(loc, path, file_type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                   "%s: writing %s", file, path);
+  if (n > 0)
+    SE_H5_CHECK_GOTO(err, rc, done, H5Dwrite(dset, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data),
+                     "%s: writing %s", file, path);
+done:
+  return CLOSE_IDS(rc, err, file, path, dset, space);
+}
+
+int se_h5_create_group(hid_t loc, const char *file, const char *path, se_error *err) {
+  hid_t g = H5Gcreate2(loc, path, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  SE_H5_CHECK(err, g, "%s: creating group %s", file, path);
+  SE_H5_CHECK(err, H5Gclose(g), "%s: creating group %s", file, path);
+  return SE_OK;
+}
+
+/* Writes one scalar attribute of file type file_type from value (of mem_type). */
+static int write_attr(hid_t loc, const char *file, const char *obj, const char *name, hid_t file_type,
+                      hid_t mem_type, const void *value, se_error *err) {
+  int rc = SE_OK;
+  hid_t space = H5I_INVALID_HID, attr = H5I_INVALID_HID;
+  const char *who = owner_name(obj);
+  SE_H5_CHECK_GOTO(err, rc, done, space = H5Screate(H5S_SCALAR), "%s: writing %s attribute %s", file,
+                   who, name);
+  SE_H5_CHECK_GOTO(err, rc, done,
+                   attr = H5Acreate_by_name(loc, obj, name, file_type, space, H5P_DEFAULT, H5P_DEFAULT,
+                                            H5P_DEFAULT),
+                   "%s: writing %s attribute %s", file, who, name);
+  SE_H5_CHECK_GOTO(err, rc, done, H5Awrite(attr, mem_type, value), "%s: writing %s attribute %s", file,
+                   who, name);
+done:
+  return CLOSE_IDS(rc, err, file, obj, attr, space);
+}
+
+int se_h5_write_attr_string(hid_t loc, const char *file, const char *obj, const char *name,
+                            const char *value, se_error *err) {
+  int rc = SE_OK;
+  hid_t type = H5I_INVALID_HID;
+  const char *who = owner_name(obj);
+  SE_H5_CHECK_GOTO(err, rc, done, type = H5Tcopy(H5T_C_S1), "%s: writing %s attribute %s", file, who,
+                   name);
+  SE_H5_CHECK_GOTO(err, rc, done, H5Tset_size(type, H5T_VARIABLE), "%s: writing %s attribute %s", file,
+                   who, name);
+  SE_H5_CHECK_GOTO(err, rc, done, H5Tset_cset(type, H5T_CSET_UTF8), "%s: writing %s attribute %s",
+                   file, who, name);
+  SE_TRY_GOTO(rc, done, write_attr(loc, file, obj, name, type, type, &value, err));
+done:
+  return CLOSE_IDS(rc, err, file, obj, type);
+}
+
+int se_h5_write_attr_int64(hid_t loc, const char *file, const char *obj, const char *name,
+                           int64_t value, se_error *err) {
+  return write_attr(loc, file, obj, name, H5T_STD_I64LE, H5T_NATIVE_INT64, &value, err);
+}
+
+int se_h5_write_attr_double(hid_t loc, const char *file, const char *obj, const char *name,
+                            double value, se_error *err) {
+  return write_attr(loc, file, obj, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &value, err);
 }

@@ -152,16 +152,30 @@ static int parse_options(int argc, char **argv, run_options *o, int rank, se_err
   return 0;
 }
 
-/* Makes every rank agree on failure: returns the largest code of all ranks. A rank that did not
- * fail itself gets a message saying that another rank did. Collective. */
+/* Makes every rank agree on failure: returns the largest code of all ranks, and gives every rank
+ * the message of the lowest-numbered rank that failed (prefixed with that rank when it is not 0),
+ * so that rank 0 alone reports it. Collective. */
 static int agree(MPI_Comm comm, int rc, se_error *err) {
-  int worst = rc;
+  int rank, size, worst = rc;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
   if (MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
     return SE_ERR_MPI;
-  if (worst != SE_OK && rc == SE_OK) {
-    err->code = (se_code)worst;
-    snprintf(err->message, sizeof err->message, "another rank failed");
-  }
+  if (worst == SE_OK)
+    return SE_OK;
+  int mine = rc != SE_OK ? rank : size, first = size;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+  char message[sizeof err->message];
+  if (rank == first)
+    snprintf(message, sizeof message, "%s", err->message);
+  MPI_Bcast(message, (int)sizeof message, MPI_CHAR, first, comm);
+  if (first != 0 && !strncmp(message, "on rank ", 8))
+    snprintf(err->message, sizeof err->message, "%s", message);
+  else if (first != 0)
+    snprintf(err->message, sizeof err->message, "on rank %d: %.2000s", first, message);
+  else
+    snprintf(err->message, sizeof err->message, "%s", message);
+  err->code = (se_code)worst;
   return worst;
 }
 
@@ -454,8 +468,10 @@ int main(int argc, char **argv) {
                         "%s: workload '%s' is not supported by this version (neurons only)",
                         o.input, workload);
   }
-  if (rc != SE_OK && (rank == 0 || strcmp(err.message, "another rank failed")))
-    fprintf(stderr, "simengine: error (rank %d): %s: %s\n", rank, se_code_name((se_code)rc), err.message);
+  /* failures are agreed on (agree()), so rank 0 holds the message; argument errors are the
+   * same on every rank */
+  if (rc != SE_OK && rank == 0)
+    fprintf(stderr, "simengine: %s: %s\n", se_code_name((se_code)rc), err.message);
   MPI_Finalize();
   return rc == SE_OK ? 0 : (rc == SE_ERR_ARG ? 2 : 1);
 }

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# End to end: bad invocations and bad inputs give a clear message naming the file, a non-zero exit,
+# and leave no output behind (neither the final name nor the .tmp).
+set -uo pipefail
+bin="$SE_BUILD_DIR/src"
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+pass=0; fail=0
+expect() { # expect NAME EXPECTED_EXIT REGEX -- command...
+  local name=$1 code=$2 regex=$3; shift 4
+  local out; out=$("$@" 2>&1); local rc=$?
+  if [ "$rc" -eq "$code" ] && grep -Eq "$regex" <<<"$out"; then pass=$((pass+1)); echo "ok: $name"
+  else fail=$((fail+1)); echo "FAIL: $name: exit $rc (expected $code), output:"; echo "$out" | head -5; fi
+}
+mpi() { "$MPIEXEC" --oversubscribe -n "$1" "$bin/simengine" "${@:2}"; }
+
+expect "help" 0 "Usage: mpirun -np N simengine" -- "$bin/simengine" --help
+expect "no input" 2 "no input file" -- mpi 1
+expect "unknown option" 2 "unknown option '--bogus'" -- mpi 1 --bogus x.h5
+expect "bad layout" 2 "--layout 'diagonal'" -- mpi 1 --layout diagonal x.h5
+expect "missing file (2 ranks)" 1 "$work/missing.h5" -- mpi 2 "$work/missing.h5" -o "$work/o1.h5"
+echo "this is not HDF5" > "$work/text.h5"
+expect "not HDF5 (3 ranks)" 1 "text.h5.*(not an HDF5|HDF5)" -- mpi 3 "$work/text.h5" -o "$work/o2.h5"
+"$bin/simengine-prep" neurons -o "$work/ok.h5" --class small-low:2 --tstop 1 >/dev/null
+expect "gpus in a CPU-only version" 1 "--gpus 1" -- mpi 1 "$work/ok.h5" --gpus 1 -o "$work/o3.h5"
+expect "output directory missing" 1 "nonexistent" -- mpi 2 "$work/ok.h5" -o "$work/nonexistent/out.h5"
+for o in o1 o2 o3; do
+  if [ -e "$work/$o.h5" ] || [ -e "$work/$o.h5.tmp" ]; then fail=$((fail+1)); echo "FAIL: $o output left behind"; fi
+done
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
