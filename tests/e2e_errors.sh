@@ -8,7 +8,7 @@ pass=0; fail=0
 expect() { # expect NAME EXPECTED_EXIT REGEX -- command...
   local name=$1 code=$2 regex=$3; shift 4
   local out; out=$("$@" 2>&1); local rc=$?
-  if [ "$rc" -eq "$code" ] && grep -Eq "$regex" <<<"$out"; then pass=$((pass+1)); echo "ok: $name"
+  if [ "$rc" -eq "$code" ] && grep -Eq -- "$regex" <<<"$out"; then pass=$((pass+1)); echo "ok: $name"
   else fail=$((fail+1)); echo "FAIL: $name: exit $rc (expected $code), output:"; echo "$out" | head -5; fi
 }
 mpi() { "$MPIEXEC" --oversubscribe -n "$1" "$bin/simengine" "${@:2}"; }

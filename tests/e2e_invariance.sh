@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End to end: simengine-prep builds a mixed population (synthetic classes + real SWC files, HH
 # somas and axons, passive dendrites, current clamps), simengine runs it on 1, 2 and 3 ranks, in
-# the flat and interleaved layouts and with 1 and 2 threads. Every output must be identical bit
+# the flat and interleaved layouts (widths 8 and 4) and with 1 and 2 threads, and a population
+# with fewer cells than ranks. Every output must be identical bit
 # for bit in /report and /spikes (h5diff without tolerance; /simengine holds timings and is
 # excluded), the population must actually fire, and the files must pass tests/check_output.py.
 set -euo pipefail
@@ -18,8 +19,15 @@ run 1 "$work/in.h5" -o "$work/r1.h5"
 run 2 "$work/in.h5" -o "$work/r2.h5"
 run 3 "$work/in.h5" -o "$work/r3.h5"
 run 2 "$work/in.h5" -o "$work/flat.h5" --layout flat
-run 1 "$work/in.h5" -o "$work/w4.h5" --width 4 --threads 1
+run 1 "$work/in.h5" -o "$work/w4.h5" --width 4 --threads 2
 run 3 "$work/in.h5" -o "$work/t1.h5" --threads 1 --buffer-frames 7
+
+# fewer cells than ranks: one rank owns none
+"$bin/simengine-prep" neurons -o "$work/two.h5" --class small-high:2 --iclamp-all 1:10:0.5 --tstop 15 >/dev/null
+run 1 "$work/two.h5" -o "$work/two1.h5"
+run 3 "$work/two.h5" -o "$work/two3.h5"
+h5diff --exclude-path /simengine "$work/two1.h5" "$work/two3.h5" >/dev/null || { echo "FAIL: 2 cells on 3 ranks differ from 1 rank"; exit 1; }
+echo "ok: 2 cells on 3 ranks identical to 1 rank"
 
 for f in r2 r3 flat w4 t1; do
   if ! h5diff --exclude-path /simengine "$work/r1.h5" "$work/$f.h5" >/dev/null; then
