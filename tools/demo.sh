@@ -7,7 +7,7 @@ tools/install-deps.sh
 tools/build.sh
 export OMPI_ALLOW_RUN_AS_ROOT=${OMPI_ALLOW_RUN_AS_ROOT:-1} OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}
 mkdir -p out
-# 200 cells: 40 copies of each of 5 real morphologies, a 0.5 nA step into every soma from 5 ms,
+# 200 cells: 40 copies of each of 5 real morphologies, a 0.3 nA step into every soma from 5 ms,
 # 100 ms of simulated time, soma voltages recorded every 0.1 ms.
 build/src/simengine-prep neurons -o out/default.h5 \
   --swc data/morphologies/96ML.CNG.swc:40 \
@@ -15,7 +15,7 @@ build/src/simengine-prep neurons -o out/default.h5 \
   --swc data/morphologies/SM090312A1-5-IDC.CNG.swc:40 \
   --swc data/morphologies/c91662.swc:40 \
   --swc data/morphologies/pyramidal.swc:40 \
-  --iclamp-all 5:90:0.5 --tstop 100 --dt 0.025 --record soma --record-every 4
+  --iclamp-all 5:90:0.3 --tstop 100 --dt 0.025 --record soma --record-every 4
 mpirun --oversubscribe -np 2 build/src/simengine out/default.h5 -o out/default.out.h5
 python3 - <<'PY'
 import h5py, numpy as np
