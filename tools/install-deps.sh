@@ -18,3 +18,9 @@ if ! python3 -c "import numpy, h5py, matplotlib" >/dev/null 2>&1; then
   echo "install-deps: pip install numpy h5py matplotlib"
   python3 -m pip install -q numpy h5py matplotlib
 fi
+# NEURON itself, for the optional cross-check (tests/crosscheck_neuron.py, docs/crosscheck.md);
+# the cross-check skips when this fails.
+if ! python3 -c "import neuron" >/dev/null 2>&1; then
+  echo "install-deps: pip install neuron (optional cross-check)"
+  python3 -m pip install -q neuron || echo "install-deps: NEURON not installed; the cross-check will be skipped"
+fi
