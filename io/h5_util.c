@@ -261,10 +261,17 @@ int se_h5_read_doubles(hid_t loc, const char *file, const char *path, int *found
 /* Names the object of an attribute in messages: "root" for "/", else its path. */
 static const char *owner_name(const char *obj) { return strcmp(obj, "/") == 0 ? "root" : obj; }
 
-/* Opens attribute name of obj and checks that it holds one value; gives the attribute, its type
- * and its class. When found is non-NULL a missing attribute (or object) is no error. */
+/* The type classes an attribute reader accepts, and how its messages name them. */
+typedef struct attr_kind {
+  H5T_class_t cls, also; /* also: a second accepted class, or H5T_NO_CLASS */
+  const char *expected;  /* "a string", ... */
+} attr_kind;
+
+/* Opens attribute name of obj and checks that it holds one value of a class kind accepts; gives
+ * the attribute and its type. When found is non-NULL a missing attribute (or object) is no error
+ * (*attr_out is then invalid). */
 static int open_attr(hid_t loc, const char *file, const char *obj, const char *name, int *found,
-                     hid_t *attr_out, hid_t *type_out, H5T_class_t *cls_out, se_error *err) {
+                     const attr_kind *kind, hid_t *attr_out, hid_t *type_out, se_error *err) {
   *attr_out = *type_out = H5I_INVALID_HID;
   int exists = 0;
   SE_TRY(se_h5_exists(loc, file, obj, &exists, err));
@@ -297,7 +304,9 @@ static int open_attr(hid_t loc, const char *file, const char *obj, const char *n
                    owner_name(obj), name);
   SE_H5_CHECK_GOTO(err, rc, done, cls = H5Tget_class(type), "%s: %s attribute %s", file,
                    owner_name(obj), name);
-  *cls_out = cls;
+  if (cls != kind->cls && cls != kind->also)
+    SE_FAIL_GOTO(err, rc, done, SE_ERR_INPUT, "%s: %s attribute %s has %s type, expected %s", file,
+                 owner_name(obj), name, se_h5_class_name(cls), kind->expected);
   *attr_out = attr;
   *type_out = type;
   attr = type = H5I_INVALID_HID;
@@ -307,9 +316,9 @@ done:
 
 int se_h5_read_attr_string(hid_t loc, const char *file, const char *obj, const char *name, int *found,
                            char *buf, size_t size, se_error *err) {
+  static const attr_kind kind = {H5T_STRING, H5T_NO_CLASS, "a string"};
   hid_t attr, type;
-  H5T_class_t cls = H5T_NO_CLASS;
-  SE_TRY(open_attr(loc, file, obj, name, found, &attr, &type, &cls, err));
+  SE_TRY(open_attr(loc, file, obj, name, found, &kind, &attr, &type, err));
   if (attr < 0)
     return SE_OK;
   int rc = SE_OK;
@@ -319,9 +328,6 @@ int se_h5_read_attr_string(hid_t loc, const char *file, const char *obj, const c
   const char *who = owner_name(obj);
   htri_t is_vlen;
   H5T_cset_t cset;
-  if (cls != H5T_STRING)
-    SE_FAIL_GOTO(err, rc, done, SE_ERR_INPUT, "%s: %s attribute %s has %s type, expected a string",
-                 file, who, name, se_h5_class_name(cls));
   SE_H5_CHECK_GOTO(err, rc, done, is_vlen = H5Tis_variable_str(type), "%s: %s attribute %s", file,
                    who, name);
   SE_H5_CHECK_GOTO(err, rc, done, cset = H5Tget_cset(type), "%s: %s attribute %s", file, who, name);
@@ -360,16 +366,13 @@ done:
 
 int se_h5_read_attr_int64(hid_t loc, const char *file, const char *obj, const char *name, int *found,
                           int64_t *value, se_error *err) {
+  static const attr_kind kind = {H5T_INTEGER, H5T_NO_CLASS, "an integer"};
   hid_t attr, type;
-  H5T_class_t cls = H5T_NO_CLASS;
-  SE_TRY(open_attr(loc, file, obj, name, found, &attr, &type, &cls, err));
+  SE_TRY(open_attr(loc, file, obj, name, found, &kind, &attr, &type, err));
   if (attr < 0)
     return SE_OK;
   int rc = SE_OK;
   const char *who = owner_name(obj);
-  if (cls != H5T_INTEGER)
-    SE_FAIL_GOTO(err, rc, done, SE_ERR_INPUT, "%s: %s attribute %s has %s type, expected an integer",
-                 file, who, name, se_h5_class_name(cls));
   H5T_sign_t sign;
   SE_H5_CHECK_GOTO(err, rc, done, sign = H5Tget_sign(type), "%s: %s attribute %s", file, who, name);
   if (sign == H5T_SGN_NONE) {
@@ -390,18 +393,14 @@ done:
 
 int se_h5_read_attr_double(hid_t loc, const char *file, const char *obj, const char *name, int *found,
                            double *value, se_error *err) {
+  static const attr_kind kind = {H5T_FLOAT, H5T_INTEGER, "a number"};
   hid_t attr, type;
-  H5T_class_t cls = H5T_NO_CLASS;
-  SE_TRY(open_attr(loc, file, obj, name, found, &attr, &type, &cls, err));
+  SE_TRY(open_attr(loc, file, obj, name, found, &kind, &attr, &type, err));
   if (attr < 0)
     return SE_OK;
   int rc = SE_OK;
-  const char *who = owner_name(obj);
-  if (cls != H5T_FLOAT && cls != H5T_INTEGER)
-    SE_FAIL_GOTO(err, rc, done, SE_ERR_INPUT, "%s: %s attribute %s has %s type, expected a number",
-                 file, who, name, se_h5_class_name(cls));
   SE_H5_CHECK_GOTO(err, rc, done, H5Aread(attr, H5T_NATIVE_DOUBLE, value), "%s: %s attribute %s", file,
-                   who, name);
+                   owner_name(obj), name);
 done:
   return CLOSE_IDS(rc, err, file, obj, type, attr);
 }

@@ -165,24 +165,8 @@ static int read_cells(hid_t file, const char *src, se_neuron_model *m, se_error 
 }
 
 /* Reads /biophysics: n_regions = R = max region + 1, or the common length of the datasets when
- * longer; a missing dataset takes NEURON's default for every region. */
+ * longer; a missing dataset takes NEURON's default for every region (se_biophysics_alloc). */
 static int read_biophysics(hid_t file, const char *src, se_neuron_model *m, se_error *err) {
-  se_biophysics *b = &m->bio;
-  struct {
-    const char *path;
-    double **values;
-    double fallback;
-  } fields[] = {{"/biophysics/cm", &b->cm, SE_DEFAULT_CM},
-                {"/biophysics/ra", &b->ra, SE_DEFAULT_RA},
-                {"/biophysics/g_pas", &b->g_pas, 0.0},
-                {"/biophysics/e_pas", &b->e_pas, SE_DEFAULT_E_PAS},
-                {"/biophysics/gnabar_hh", &b->gnabar_hh, 0.0},
-                {"/biophysics/gkbar_hh", &b->gkbar_hh, 0.0},
-                {"/biophysics/gl_hh", &b->gl_hh, 0.0},
-                {"/biophysics/el_hh", &b->el_hh, SE_DEFAULT_EL_HH},
-                {"/biophysics/ena", &b->ena, SE_DEFAULT_ENA},
-                {"/biophysics/ek", &b->ek, SE_DEFAULT_EK}};
-  enum { n_fields = sizeof fields / sizeof fields[0] };
   int64_t c = se_neuron_model_compartments(m), arg_max = -1;
   for (int64_t i = 0; i < c; i++)
     if (arg_max < 0 || m->region[i] > m->region[arg_max])
@@ -190,38 +174,31 @@ static int read_biophysics(hid_t file, const char *src, se_neuron_model *m, se_e
   int64_t r_needed = arg_max < 0 ? 0 : (int64_t)m->region[arg_max] + 1;
   if (r_needed < 0)
     r_needed = 0; /* every region negative: refused by the validation */
-  int64_t len[n_fields];
-  const char *first = NULL;
+  char first[64] = "";
   int64_t n_regions = r_needed;
-  for (int f = 0; f < n_fields; f++) {
+  for (int f = 0; f < SE_BIOPHYSICS_FIELDS; f++) {
+    char path[64];
+    snprintf(path, sizeof path, "/biophysics/%s", se_biophysics_field_name(f));
     int found;
-    SE_TRY(se_h5_read_doubles(file, src, fields[f].path, &found, fields[f].values, &len[f], err));
+    int64_t len;
+    SE_TRY(se_h5_read_doubles(file, src, path, &found, se_biophysics_field(&m->bio, f), &len, err));
     if (!found)
       continue;
-    if (first) {
-      SE_TRY(check_length(src, fields[f].path, len[f], first, n_regions, err));
+    if (first[0]) {
+      SE_TRY(check_length(src, path, len, first, n_regions, err));
       continue;
     }
-    first = fields[f].path;
-    if (len[f] < r_needed)
+    snprintf(first, sizeof first, "%s", path);
+    if (len < r_needed)
       SE_FAIL(err, SE_ERR_INPUT,
               "%s: %s has %lld entries, but /morphologies/region[%lld] = %d needs %lld (R = max region + 1)",
-              src, fields[f].path, (long long)len[f], (long long)arg_max, m->region[arg_max],
-              (long long)r_needed);
-    if (len[f] > INT32_MAX)
-      SE_FAIL(err, SE_ERR_INPUT, "%s: %s has %lld entries, too many regions", src, fields[f].path,
-              (long long)len[f]);
-    n_regions = len[f];
+              src, path, (long long)len, (long long)arg_max, m->region[arg_max], (long long)r_needed);
+    if (len > INT32_MAX)
+      SE_FAIL(err, SE_ERR_INPUT, "%s: %s has %lld entries, too many regions", src, path,
+              (long long)len);
+    n_regions = len;
   }
-  b->n_regions = (int32_t)n_regions;
-  for (int f = 0; f < n_fields; f++) {
-    if (*fields[f].values)
-      continue;
-    SE_CALLOC(err, *fields[f].values, n_regions, fields[f].path);
-    for (int64_t r = 0; r < n_regions; r++)
-      (*fields[f].values)[r] = fields[f].fallback;
-  }
-  return SE_OK;
+  return se_biophysics_alloc(&m->bio, (int32_t)n_regions, err);
 }
 
 static int read_iclamps(hid_t file, const char *src, se_neuron_model *m, se_error *err) {
@@ -330,8 +307,10 @@ static int read_record(hid_t file, const char *src, se_neuron_model *m, se_error
   return SE_OK;
 }
 
-/* Reads every part of an open file (independent reads; not collective). */
-static int read_model(hid_t file, const char *src, se_neuron_model *m, se_error *err) {
+/* Reads every part of an open file into the model m points to and validates it (independent
+ * reads; not collective). A read_input_file reader. */
+static int read_model(hid_t file, const char *src, void *model, se_error *err) {
+  se_neuron_model *m = model;
   char workload[64];
   SE_TRY(read_header(file, src, workload, sizeof workload, err));
   if (strcmp(workload, "neurons") != 0)
@@ -342,7 +321,7 @@ static int read_model(hid_t file, const char *src, se_neuron_model *m, se_error 
   SE_TRY(read_biophysics(file, src, m, err));
   SE_TRY(read_iclamps(file, src, m, err));
   SE_TRY(read_record(file, src, m, err));
-  return SE_OK;
+  return se_neuron_model_validate(m, src, err);
 }
 
 /* Opens path read-only with MPI-IO (collective over comm). The caller has agreed that the file
@@ -375,10 +354,14 @@ static int close_parallel(hid_t file, const char *path, int rc, se_error *err) {
   return rc;
 }
 
-int se_input_workload(const char *path, MPI_Comm comm, char *workload, size_t workload_size,
-                      se_error *err) {
-  if (!path || !workload || workload_size == 0)
-    SE_FAIL(err, SE_ERR_ARG, "se_input_workload: no path or no workload buffer");
+/* Reads what a reader wants from the open file (src names it in messages) into out. */
+typedef int (*input_reader)(hid_t file, const char *src, void *out, se_error *err);
+
+/* Checks that path is an HDF5 file, opens it with MPI-IO, runs reader on it and closes it, with
+ * HDF5's error printing off meanwhile; every rank returns the same outcome (agree). Collective
+ * over comm. */
+static int read_input_file(const char *path, MPI_Comm comm, input_reader reader, void *out,
+                           se_error *err) {
   se_h5_quiet quiet;
   SE_TRY(se_h5_quiet_begin(&quiet, err));
   int rc = agree(comm, check_file(path, err), err);
@@ -386,34 +369,41 @@ int se_input_workload(const char *path, MPI_Comm comm, char *workload, size_t wo
     hid_t file;
     rc = open_parallel(path, comm, &file, err);
     if (rc == SE_OK)
-      rc = read_header(file, path, workload, workload_size, err);
+      rc = reader(file, path, out, err);
     rc = agree(comm, close_parallel(file, path, rc, err), err);
   }
   int qrc = se_h5_quiet_end(&quiet, rc == SE_OK ? err : NULL);
   return rc != SE_OK ? rc : qrc;
 }
 
+/* The workload buffer of se_input_workload. */
+typedef struct workload_buffer {
+  char *text;
+  size_t size;
+} workload_buffer;
+
+/* A read_input_file reader: the root attributes into the workload_buffer out points to. */
+static int read_workload(hid_t file, const char *src, void *out, se_error *err) {
+  workload_buffer *w = out;
+  return read_header(file, src, w->text, w->size, err);
+}
+
+int se_input_workload(const char *path, MPI_Comm comm, char *workload, size_t workload_size,
+                      se_error *err) {
+  if (!path || !workload || workload_size == 0)
+    SE_FAIL(err, SE_ERR_ARG, "se_input_workload: no path or no workload buffer");
+  workload_buffer w = {workload, workload_size};
+  return read_input_file(path, comm, read_workload, &w, err);
+}
+
 int se_input_read_neurons(const char *path, MPI_Comm comm, se_neuron_model *model, se_error *err) {
   if (!path || !model)
     SE_FAIL(err, SE_ERR_ARG, "se_input_read_neurons: no path or no model");
   se_neuron_model_init(model);
-  se_h5_quiet quiet;
-  SE_TRY(se_h5_quiet_begin(&quiet, err));
-  int rc = agree(comm, check_file(path, err), err);
-  if (rc == SE_OK) {
-    hid_t file;
-    rc = open_parallel(path, comm, &file, err);
-    if (rc == SE_OK)
-      rc = read_model(file, path, model, err);
-    rc = close_parallel(file, path, rc, err);
-    if (rc == SE_OK)
-      rc = se_neuron_model_validate(model, path, err);
-    rc = agree(comm, rc, err);
-  }
+  int rc = read_input_file(path, comm, read_model, model, err);
   if (rc != SE_OK)
     se_neuron_model_free(model);
-  int qrc = se_h5_quiet_end(&quiet, rc == SE_OK ? err : NULL);
-  return rc != SE_OK ? rc : qrc;
+  return rc;
 }
 
 /* ---- the writer ------------------------------------------------------------------------------ */

@@ -50,16 +50,6 @@ se_discretization se_discretization_default(void) {
       .max_length = 0.0, .d_lambda = 0.1, .frequency = 100.0, .min_radius = 0.0};
 }
 
-void se_morphology_free(se_morphology *morph) {
-  if (!morph)
-    return;
-  free(morph->parent);
-  free(morph->length);
-  free(morph->diameter);
-  free(morph->region);
-  memset(morph, 0, sizeof *morph);
-}
-
 /* ---- parsing -------------------------------------------------------------------------------- */
 
 /* Reads the whole file into a NUL-terminated buffer. */
@@ -208,10 +198,7 @@ static int parse_text(char *text, size_t size, swc_file *f, se_error *err) {
         if (cap > INT32_MAX / 2)
           SE_FAIL(err, SE_ERR_INPUT, "%s line %ld: too many samples", f->path, line);
         cap = cap ? 2 * cap : 1024;
-        swc_sample *grown = realloc(f->s, (size_t)cap * sizeof *grown);
-        if (!grown)
-          SE_FAIL(err, SE_ERR_NOMEM, "%s: out of memory for %d samples", f->path, cap);
-        f->s = grown;
+        SE_REALLOC(err, f->s, cap, "the SWC samples");
       }
       SE_TRY(parse_line(q, f, line, &f->s[f->n], err));
       f->n++;
@@ -428,16 +415,9 @@ static int build_soma(swc_file *f, double *length, double *diameter, se_error *e
 static int points_push(section_points *pts, double pos, double diam, long line, se_error *err) {
   if (pts->n == pts->cap) {
     int32_t cap = pts->cap ? 2 * pts->cap : 64;
-    double *p = realloc(pts->pos, (size_t)cap * sizeof *p);
-    if (p)
-      pts->pos = p;
-    double *d = p ? realloc(pts->diam, (size_t)cap * sizeof *d) : NULL;
-    if (d)
-      pts->diam = d;
-    long *l = d ? realloc(pts->line, (size_t)cap * sizeof *l) : NULL;
-    if (!l)
-      SE_FAIL(err, SE_ERR_NOMEM, "out of memory for %d section points", cap);
-    pts->line = l;
+    SE_REALLOC(err, pts->pos, cap, "section points");
+    SE_REALLOC(err, pts->diam, cap, "section points");
+    SE_REALLOC(err, pts->line, cap, "section points");
     pts->cap = cap;
   }
   pts->pos[pts->n] = pos;
@@ -495,19 +475,10 @@ static int comps_push(comp_list *c, int32_t parent, double length, double diamet
     if (c->cap > INT32_MAX / 4)
       SE_FAIL(err, SE_ERR_INPUT, "more than %d compartments", c->cap);
     int32_t cap = c->cap ? 2 * c->cap : 256;
-    int32_t *p = realloc(c->parent, (size_t)cap * sizeof *p);
-    if (p)
-      c->parent = p;
-    int32_t *r = p ? realloc(c->region, (size_t)cap * sizeof *r) : NULL;
-    if (r)
-      c->region = r;
-    double *l = r ? realloc(c->length, (size_t)cap * sizeof *l) : NULL;
-    if (l)
-      c->length = l;
-    double *d = l ? realloc(c->diameter, (size_t)cap * sizeof *d) : NULL;
-    if (!d)
-      SE_FAIL(err, SE_ERR_NOMEM, "out of memory for %d compartments", cap);
-    c->diameter = d;
+    SE_REALLOC(err, c->parent, cap, "compartments");
+    SE_REALLOC(err, c->region, cap, "compartments");
+    SE_REALLOC(err, c->length, cap, "compartments");
+    SE_REALLOC(err, c->diameter, cap, "compartments");
     c->cap = cap;
   }
   c->parent[c->n] = parent;

@@ -36,6 +36,14 @@ int se_swc_load(const char *path, const se_discretization *disc, const se_biophy
  * big-high: paper 000, Table 1) with the given random seed. */
 int se_morphology_synthetic(const char *name, uint64_t seed, se_morphology *morph, se_error *err);
 
+/* Frees the arrays of morph and zeroes it (nothing when morph is NULL). Not collective. */
 void se_morphology_free(se_morphology *morph);
+
+/* Fills the /morphologies and /cells parts of m (whose arrays there must be NULL, as after
+ * se_neuron_model_init) from n_morph morphologies with copies[k] cells of morphology k: the
+ * morphologies' compartments one after the other, the cells laid out morphology by morphology
+ * (the copies of one consecutive), cell i with gid i. Not collective. */
+int se_neuron_model_set_cells(se_neuron_model *m, int32_t n_morph, const se_morphology *morphs,
+                              const int64_t *copies, se_error *err);
 
 #endif

@@ -58,50 +58,18 @@ static double copy_bandwidth(size_t bytes, int threads) {
 }
 
 /* A model of `copies` cells of one morphology with the default biophysics of simengine-prep:
- * hh in soma (1) and axon (2), pas elsewhere; a current clamp on every soma keeps cells busy. */
+ * hh in soma (1) and axon (2), pas elsewhere. */
 static int bench_model(const se_morphology *mo, int64_t copies, se_neuron_model *m, se_error *err) {
   se_neuron_model_init(m);
   m->dt = 0.025;
   m->tstop = 1.0;
-  m->n_morphologies = 1;
-  int32_t n = mo->n_compartments, nreg = 0;
-  for (int32_t i = 0; i < n; i++)
+  SE_TRY(se_neuron_model_set_cells(m, 1, mo, &copies, err));
+  int32_t nreg = 0;
+  for (int32_t i = 0; i < mo->n_compartments; i++)
     if (mo->region[i] + 1 > nreg)
       nreg = mo->region[i] + 1;
-  SE_CALLOC(err, m->morph_offsets, 2, "offsets");
-  m->morph_offsets[1] = n;
-  SE_CALLOC(err, m->parent, n, "parent");
-  SE_CALLOC(err, m->length, n, "length");
-  SE_CALLOC(err, m->diameter, n, "diameter");
-  SE_CALLOC(err, m->region, n, "region");
-  memcpy(m->parent, mo->parent, (size_t)n * sizeof *m->parent);
-  memcpy(m->length, mo->length, (size_t)n * sizeof *m->length);
-  memcpy(m->diameter, mo->diameter, (size_t)n * sizeof *m->diameter);
-  memcpy(m->region, mo->region, (size_t)n * sizeof *m->region);
-  m->n_cells = copies;
-  SE_CALLOC(err, m->cell_morphology, copies, "cells");
-  SE_CALLOC(err, m->cell_gid, copies, "gids");
-  for (int64_t c = 0; c < copies; c++)
-    m->cell_gid[c] = (uint64_t)c;
-  se_biophysics *b = &m->bio;
-  b->n_regions = nreg;
-  double **arrays[] = {&b->cm, &b->ra, &b->g_pas, &b->e_pas, &b->gnabar_hh,
-                       &b->gkbar_hh, &b->gl_hh, &b->el_hh, &b->ena, &b->ek};
-  for (size_t a = 0; a < sizeof arrays / sizeof arrays[0]; a++)
-    SE_CALLOC(err, *arrays[a], nreg, "biophysics");
-  for (int32_t r = 0; r < nreg; r++) {
-    int hh = r == 1 || r == 2;
-    b->cm[r] = 1.0;
-    b->ra[r] = 100.0;
-    b->g_pas[r] = hh ? 0.0 : 3.3e-5;
-    b->e_pas[r] = -65.0;
-    b->gnabar_hh[r] = hh ? 0.12 : 0.0;
-    b->gkbar_hh[r] = hh ? 0.036 : 0.0;
-    b->gl_hh[r] = hh ? 0.0003 : 0.0;
-    b->el_hh[r] = SE_DEFAULT_EL_HH;
-    b->ena[r] = SE_DEFAULT_ENA;
-    b->ek[r] = SE_DEFAULT_EK;
-  }
+  SE_TRY(se_biophysics_alloc(&m->bio, nreg, err));
+  se_biophysics_set_prep_defaults(&m->bio);
   return se_neuron_model_validate(m, "benchmark model", err);
 }
 

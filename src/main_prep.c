@@ -86,7 +86,7 @@ typedef struct prep_morph_spec {
   uint64_t seed; /* synthetic classes */
 } prep_morph_spec;
 
-/* One --set: region (-1 = all), field index into the biophysics table, value. */
+/* One --set: region (-1 = all), field index (se_biophysics_field), value. */
 typedef struct prep_set {
   int32_t region;
   int field;
@@ -116,25 +116,6 @@ typedef struct prep_options {
   const char *record_cells; /* the LIST text, NULL = all */
   const char *population;
 } prep_options;
-
-/* The biophysics fields, in se_biophysics order, with the names --set accepts. */
-static const char *const bio_names[10] = {"cm",       "ra",    "g_pas", "e_pas", "gnabar_hh",
-                                          "gkbar_hh", "gl_hh", "el_hh", "ena",   "ek"};
-
-static double **bio_field(se_biophysics *b, int field) {
-  double **fields[10] = {&b->cm,       &b->ra,    &b->g_pas, &b->e_pas, &b->gnabar_hh,
-                         &b->gkbar_hh, &b->gl_hh, &b->el_hh, &b->ena,   &b->ek};
-  return fields[field];
-}
-
-/* Default value of field for region r: hh in soma and axon, pas elsewhere. */
-static double bio_default(int field, int32_t r) {
-  int hh = r == 1 || r == 2;
-  const double hh_values[10] = {1.0, 100.0, 0.0, -65.0, 0.12, 0.036, 0.0003, -54.3, 50.0, -77.0};
-  const double pas_values[10] = {1.0, 100.0, 1.0 / 30000.0, -65.0, 0.0,
-                                 0.0, 0.0,   -54.3,         50.0,  -77.0};
-  return hh ? hh_values[field] : pas_values[field];
-}
 
 /* Prints "simengine-prep: message" and a hint, returns the usage exit status. */
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -242,11 +223,12 @@ static int parse_set(const char *text, prep_set *set) {
                        "apic, apical or all",
                        text, region);
   set->field = -1;
-  for (int f = 0; f < 10; f++) {
-    size_t bl = strlen(bio_names[f]);
-    int alias = bl > 3 && strcmp(bio_names[f] + bl - 3, "_hh") == 0 && strlen(name) == bl - 3 &&
-                strncasecmp(name, bio_names[f], bl - 3) == 0;
-    if (strcasecmp(name, bio_names[f]) == 0 || alias)
+  for (int f = 0; f < SE_BIOPHYSICS_FIELDS; f++) {
+    const char *known = se_biophysics_field_name(f);
+    size_t bl = strlen(known);
+    int alias = bl > 3 && strcmp(known + bl - 3, "_hh") == 0 && strlen(name) == bl - 3 &&
+                strncasecmp(name, known, bl - 3) == 0;
+    if (strcasecmp(name, known) == 0 || alias)
       set->field = f;
   }
   if (set->field < 0)
@@ -258,7 +240,7 @@ static int parse_set(const char *text, prep_set *set) {
   int positive = set->field <= 1; /* cm, ra */
   int conductance = set->field == 2 || (set->field >= 4 && set->field <= 6);
   if ((positive && !(set->value > 0)) || (conductance && !(set->value >= 0)))
-    return usage_error("--set '%s': %s must be %s", text, bio_names[set->field],
+    return usage_error("--set '%s': %s must be %s", text, se_biophysics_field_name(set->field),
                        positive ? "> 0" : ">= 0 (a conductance)");
   return 0;
 }
@@ -483,19 +465,15 @@ static int parse_options(int argc, char **argv, int first, prep_options *o) {
 
 /* ---- building the model --------------------------------------------------------------------- */
 
-/* Allocates bio for n regions with the defaults, then applies the --set overrides in order. */
+/* (Re)allocates bio for n regions with the defaults of simengine-prep, then applies the --set
+ * overrides in order. */
 static int build_biophysics(const prep_options *o, int32_t n, se_biophysics *bio, se_error *err) {
-  bio->n_regions = n;
-  for (int f = 0; f < 10; f++) {
-    double **field = bio_field(bio, f);
-    free(*field);
-    SE_CALLOC(err, *field, n, bio_names[f]);
-    for (int32_t r = 0; r < n; r++)
-      (*field)[r] = bio_default(f, r);
-  }
+  se_biophysics_free(bio);
+  SE_TRY(se_biophysics_alloc(bio, n, err));
+  se_biophysics_set_prep_defaults(bio);
   for (int s = 0; s < o->n_sets; s++) {
     const prep_set *set = &o->sets[s];
-    double *field = *bio_field(bio, set->field);
+    double *field = *se_biophysics_field(bio, set->field);
     for (int32_t r = 0; r < n; r++)
       if (set->region < 0 || set->region == r)
         field[r] = set->value;
@@ -594,41 +572,21 @@ static int assemble(const prep_options *o, se_morphology *morphs, se_neuron_mode
   model->record_what = o->record_what;
   model->record_float64 = o->record_float64;
 
-  int64_t total = 0, cells = 0;
-  for (int m = 0; m < o->n_morphs; m++) {
-    total += morphs[m].n_compartments;
-    cells += o->morphs[m].copies;
-  }
-  model->n_morphologies = o->n_morphs;
-  model->morph_offsets = calloc((size_t)o->n_morphs + 1, sizeof *model->morph_offsets);
-  model->parent = calloc((size_t)total, sizeof *model->parent);
-  model->length = calloc((size_t)total, sizeof *model->length);
-  model->diameter = calloc((size_t)total, sizeof *model->diameter);
-  model->region = calloc((size_t)total, sizeof *model->region);
-  model->n_cells = cells;
-  model->cell_morphology = calloc((size_t)cells, sizeof *model->cell_morphology);
-  model->cell_gid = calloc((size_t)cells, sizeof *model->cell_gid);
-  if (!model->morph_offsets || !model->parent || !model->length || !model->diameter ||
-      !model->region || !model->cell_morphology || !model->cell_gid) {
-    fprintf(stderr, "simengine-prep: out of memory for %lld compartments and %lld cells\n",
-            (long long)total, (long long)cells);
+  int64_t *copies = calloc((size_t)o->n_morphs + 1, sizeof *copies);
+  if (!copies) {
+    fprintf(stderr, "simengine-prep: out of memory\n");
     return PREP_EXIT_FAILURE;
   }
-  int64_t at = 0, cell = 0;
-  for (int m = 0; m < o->n_morphs; m++) {
-    const se_morphology *mo = &morphs[m];
-    size_t n = (size_t)mo->n_compartments;
-    memcpy(model->parent + at, mo->parent, n * sizeof *mo->parent);
-    memcpy(model->length + at, mo->length, n * sizeof *mo->length);
-    memcpy(model->diameter + at, mo->diameter, n * sizeof *mo->diameter);
-    memcpy(model->region + at, mo->region, n * sizeof *mo->region);
-    at += mo->n_compartments;
-    model->morph_offsets[m + 1] = at;
-    for (int64_t k = 0; k < o->morphs[m].copies; k++, cell++) {
-      model->cell_morphology[cell] = m;
-      model->cell_gid[cell] = (uint64_t)cell;
-    }
+  for (int m = 0; m < o->n_morphs; m++)
+    copies[m] = o->morphs[m].copies;
+  se_error err = {0};
+  int rc = se_neuron_model_set_cells(model, o->n_morphs, morphs, copies, &err);
+  free(copies);
+  if (rc != SE_OK) {
+    fprintf(stderr, "simengine-prep: %s\n", err.message);
+    return PREP_EXIT_FAILURE;
   }
+  int64_t cells = model->n_cells;
 
   /* Clamps: --iclamp as given, --iclamp-all expanded over every cell. */
   int64_t n_clamps = 0;
@@ -669,7 +627,7 @@ static int assemble(const prep_options *o, se_morphology *morphs, se_neuron_mode
   }
 
   if (o->record_cells) {
-    int rc = parse_record_cells(o->record_cells, cells, model);
+    rc = parse_record_cells(o->record_cells, cells, model);
     if (rc)
       return rc;
   } else {

@@ -254,14 +254,8 @@ static int spikes_collect(spike_list *s, se_neurons_t engine, const se_neuron_mo
     int64_t cap = s->capacity ? s->capacity : 1024;
     while (cap < s->n + n)
       cap *= 2;
-    double *nt = realloc(s->time, (size_t)cap * sizeof *nt);
-    if (nt)
-      s->time = nt;
-    uint64_t *ng = realloc(s->gid, (size_t)cap * sizeof *ng);
-    if (ng)
-      s->gid = ng;
-    if (!nt || !ng)
-      SE_FAIL(err, SE_ERR_NOMEM, "out of memory for %lld spikes", (long long)cap);
+    SE_REALLOC(err, s->time, cap, "spike times");
+    SE_REALLOC(err, s->gid, cap, "spike gids");
     s->capacity = cap;
   }
   for (int64_t k = 0; k < n; k++) {

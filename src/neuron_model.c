@@ -1,6 +1,7 @@
-/* The in-memory neurons model (include/simengine/neurons.h): defaults, freeing, and the check of
- * every invariant of the version-1 input contract (docs/input-neurons.md). Messages use the
- * dataset names of the input file, since the model mirrors it field by field. */
+/* The in-memory neurons model (include/simengine/neurons.h): defaults, freeing, the per-region
+ * biophysics arrays (NEURON's and simengine-prep's defaults), and the check of every invariant of
+ * the version-1 input contract (docs/input-neurons.md). Messages use the dataset names of the
+ * input file, since the model mirrors it field by field. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,17 +28,7 @@ void se_neuron_model_free(se_neuron_model *model) {
   free(model->region);
   free(model->cell_morphology);
   free(model->cell_gid);
-  se_biophysics *b = &model->bio;
-  free(b->cm);
-  free(b->ra);
-  free(b->g_pas);
-  free(b->e_pas);
-  free(b->gnabar_hh);
-  free(b->gkbar_hh);
-  free(b->gl_hh);
-  free(b->el_hh);
-  free(b->ena);
-  free(b->ek);
+  se_biophysics_free(&model->bio);
   free(model->iclamp_cell);
   free(model->iclamp_compartment);
   free(model->iclamp_delay);
@@ -45,6 +36,63 @@ void se_neuron_model_free(se_neuron_model *model) {
   free(model->iclamp_amplitude);
   free(model->record_cells);
   se_neuron_model_init(model);
+}
+
+static const char *const biophysics_names[SE_BIOPHYSICS_FIELDS] = {
+    "cm", "ra", "g_pas", "e_pas", "gnabar_hh", "gkbar_hh", "gl_hh", "el_hh", "ena", "ek"};
+
+double **se_biophysics_field(se_biophysics *b, int field) {
+  double **fields[SE_BIOPHYSICS_FIELDS] = {&b->cm,       &b->ra,    &b->g_pas, &b->e_pas,
+                                           &b->gnabar_hh, &b->gkbar_hh, &b->gl_hh, &b->el_hh,
+                                           &b->ena,      &b->ek};
+  return field >= 0 && field < SE_BIOPHYSICS_FIELDS ? fields[field] : NULL;
+}
+
+const char *se_biophysics_field_name(int field) {
+  return field >= 0 && field < SE_BIOPHYSICS_FIELDS ? biophysics_names[field] : "(no field)";
+}
+
+int se_biophysics_alloc(se_biophysics *b, int32_t n_regions, se_error *err) {
+  static const double defaults[SE_BIOPHYSICS_FIELDS] = {
+      SE_DEFAULT_CM, SE_DEFAULT_RA, 0.0, SE_DEFAULT_E_PAS, 0.0, 0.0, 0.0, SE_DEFAULT_EL_HH,
+      SE_DEFAULT_ENA, SE_DEFAULT_EK};
+  if (n_regions < 0)
+    SE_FAIL(err, SE_ERR_ARG, "biophysics for %d regions (negative)", n_regions);
+  b->n_regions = n_regions;
+  for (int f = 0; f < SE_BIOPHYSICS_FIELDS; f++) {
+    double **values = se_biophysics_field(b, f);
+    if (*values)
+      continue;
+    SE_CALLOC(err, *values, n_regions, biophysics_names[f]);
+    for (int32_t r = 0; r < n_regions; r++)
+      (*values)[r] = defaults[f];
+  }
+  return SE_OK;
+}
+
+void se_biophysics_free(se_biophysics *b) {
+  for (int f = 0; f < SE_BIOPHYSICS_FIELDS; f++) {
+    double **values = se_biophysics_field(b, f);
+    free(*values);
+    *values = NULL;
+  }
+  b->n_regions = 0;
+}
+
+void se_biophysics_set_prep_defaults(se_biophysics *b) {
+  for (int32_t r = 0; r < b->n_regions; r++) {
+    int hh = r == 1 || r == 2;
+    b->cm[r] = 1.0;
+    b->ra[r] = 100.0;
+    b->g_pas[r] = hh ? 0.0 : 1.0 / 30000.0;
+    b->e_pas[r] = -65.0;
+    b->gnabar_hh[r] = hh ? 0.12 : 0.0;
+    b->gkbar_hh[r] = hh ? 0.036 : 0.0;
+    b->gl_hh[r] = hh ? 0.0003 : 0.0;
+    b->el_hh[r] = SE_DEFAULT_EL_HH;
+    b->ena[r] = SE_DEFAULT_ENA;
+    b->ek[r] = SE_DEFAULT_EK;
+  }
 }
 
 int64_t se_neuron_model_compartments(const se_neuron_model *model) {

@@ -239,14 +239,8 @@ static int detect_spikes(se_neurons_t e, se_error *err) {
       continue;
     if (e->n_spikes == e->spike_capacity) {
       int64_t cap = e->spike_capacity ? 2 * e->spike_capacity : 1024;
-      double *t = realloc(e->spike_time, (size_t)cap * sizeof *t);
-      if (t)
-        e->spike_time = t;
-      int64_t *id = realloc(e->spike_cell, (size_t)cap * sizeof *id);
-      if (id)
-        e->spike_cell = id;
-      if (!t || !id)
-        SE_FAIL(err, SE_ERR_NOMEM, "out of memory for %lld spikes", (long long)cap);
+      SE_REALLOC(err, e->spike_time, cap, "spike times");
+      SE_REALLOC(err, e->spike_cell, cap, "spike cells");
       e->spike_capacity = cap;
     }
     e->spike_time[e->n_spikes] = e->t + e->dt * (thr - before) / (after - before);

@@ -61,4 +61,17 @@ int se_error_prepend(se_error *err, const char *fmt, ...) __attribute__((format(
               sizeof(*(ptr)), (what));                                                            \
   } while (0)
 
+/* Reallocate ptr to n elements of its type (the new ones uninitialised); fail with SE_ERR_NOMEM
+ * naming what, leaving ptr unchanged. For parallel arrays grown one after the other: on failure
+ * the ones already grown are merely larger than their count says. */
+#define SE_REALLOC(err, ptr, n, what)                                                             \
+  do {                                                                                            \
+    size_t se_n_ = (size_t)(n);                                                                   \
+    void *se_grown_ = realloc((ptr), (se_n_ ? se_n_ : 1) * sizeof *(ptr));                        \
+    if (!se_grown_)                                                                               \
+      SE_FAIL(err, SE_ERR_NOMEM, "out of memory reallocating %zu x %zu bytes for %s", se_n_,    \
+              sizeof *(ptr), (what));                                                             \
+    (ptr) = se_grown_;                                                                            \
+  } while (0)
+
 #endif

@@ -4,13 +4,7 @@
 set -uo pipefail
 bin="$SE_BUILD_DIR/src"
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-pass=0; fail=0
-expect() { # expect NAME EXPECTED_EXIT REGEX -- command...
-  local name=$1 code=$2 regex=$3; shift 4
-  local out; out=$("$@" 2>&1); local rc=$?
-  if [ "$rc" -eq "$code" ] && grep -Eq -- "$regex" <<<"$out"; then pass=$((pass+1)); echo "ok: $name"
-  else fail=$((fail+1)); echo "FAIL: $name: exit $rc (expected $code), output:"; echo "$out" | head -5; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib_expect.sh"
 mpi() { "$MPIEXEC" --oversubscribe -n "$1" "$bin/simengine" "${@:2}"; }
 
 expect "help" 0 "Usage: mpirun -np N simengine" -- "$bin/simengine" --help
@@ -26,5 +20,4 @@ expect "output directory missing" 1 "nonexistent" -- mpi 2 "$work/ok.h5" -o "$wo
 for o in o1 o2 o3; do
   if [ -e "$work/$o.h5" ] || [ -e "$work/$o.h5.tmp" ]; then fail=$((fail+1)); echo "FAIL: $o output left behind"; fi
 done
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+expect_summary

@@ -5,13 +5,7 @@
 set -uo pipefail
 prep="$SE_BUILD_DIR/src/simengine-prep"; data="$SE_SOURCE_DIR/data/morphologies"
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-pass=0; fail=0
-expect() { # expect NAME EXPECTED_EXIT REGEX -- command...
-  local name=$1 code=$2 regex=$3; shift 4
-  local out; out=$("$@" 2>&1); local rc=$?
-  if [ "$rc" -eq "$code" ] && grep -Eq -- "$regex" <<<"$out"; then pass=$((pass+1)); echo "ok: $name"
-  else fail=$((fail+1)); echo "FAIL: $name: exit $rc (expected $code), output:"; echo "$out" | head -5; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib_expect.sh"
 
 expect "help" 0 "simengine-prep neurons -o OUT.h5" -- "$prep" --help
 expect "neurons help" 0 "--iclamp-all DELAY:DUR:AMP" -- "$prep" neurons --help
@@ -96,5 +90,4 @@ PY
 else
   echo "h5py missing: file contents not checked"
 fi
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+expect_summary

@@ -65,28 +65,20 @@ static void reference_model(se_neuron_model *m) {
   m->cell_morphology = DUP(morph);
   m->cell_gid = DUP(gid);
   strcpy(m->population, "cortex");
-  const double cm[] = {1.0, 1.0, 1.5, 2.0, 0.75};
-  const double ra[] = {35.4, 100.0, 150.0, 200.0, 1.0 / 3.0};
-  const double g_pas[] = {0.0, 0.0, 1e-4, 3e-5, 2e-4};
-  const double e_pas[] = {-70.0, -65.0, -70.5, -71.0, -72.0};
-  const double gnabar[] = {0.0, 0.12, 0.0, 0.0, 0.0};
-  const double gkbar[] = {0.0, 0.036, 0.0, 0.0, 0.0};
-  const double gl[] = {0.0, 0.0003, 0.0, 0.0, 0.0};
-  const double el[] = {-54.3, -54.3, -54.3, -54.3, -50.0};
-  const double ena[] = {50.0, 55.0, 50.0, 50.0, 50.0};
-  const double ek[] = {-77.0, -80.0, -77.0, -77.0, -77.0};
-  se_biophysics *b = &m->bio;
-  b->n_regions = 5;
-  b->cm = DUP(cm);
-  b->ra = DUP(ra);
-  b->g_pas = DUP(g_pas);
-  b->e_pas = DUP(e_pas);
-  b->gnabar_hh = DUP(gnabar);
-  b->gkbar_hh = DUP(gkbar);
-  b->gl_hh = DUP(gl);
-  b->el_hh = DUP(el);
-  b->ena = DUP(ena);
-  b->ek = DUP(ek);
+  const double bio[SE_BIOPHYSICS_FIELDS][5] = {
+      {1.0, 1.0, 1.5, 2.0, 0.75},                 /* cm */
+      {35.4, 100.0, 150.0, 200.0, 1.0 / 3.0},     /* ra */
+      {0.0, 0.0, 1e-4, 3e-5, 2e-4},               /* g_pas */
+      {-70.0, -65.0, -70.5, -71.0, -72.0},        /* e_pas */
+      {0.0, 0.12, 0.0, 0.0, 0.0},                 /* gnabar_hh */
+      {0.0, 0.036, 0.0, 0.0, 0.0},                /* gkbar_hh */
+      {0.0, 0.0003, 0.0, 0.0, 0.0},               /* gl_hh */
+      {-54.3, -54.3, -54.3, -54.3, -50.0},        /* el_hh */
+      {50.0, 55.0, 50.0, 50.0, 50.0},             /* ena */
+      {-77.0, -80.0, -77.0, -77.0, -77.0}};       /* ek */
+  m->bio.n_regions = 5;
+  for (int f = 0; f < SE_BIOPHYSICS_FIELDS; f++)
+    *se_biophysics_field(&m->bio, f) = DUP(bio[f]);
   const int64_t ic_cell[] = {0, 2};
   const int32_t ic_comp[] = {0, 3};
   const double delay[] = {1.0, 2.0 / 3.0}, duration[] = {5.0, 0.0}, amplitude[] = {0.1, -0.05};
@@ -164,6 +156,19 @@ static void expect_equal(se_test_state *st, const se_neuron_model *a, const se_n
     SAME_ARRAY(record_cells, a->n_record_cells);
 #undef SAME_SCALAR
 #undef SAME_ARRAY
+}
+
+/* Reads path over comm and expects success and a model equal to ref; what names the case. */
+static void expect_reads_as(se_test_state *st, const char *what, const char *path, MPI_Comm comm,
+                            const se_neuron_model *ref) {
+  se_neuron_model m;
+  se_error err = {0};
+  int rc = se_input_read_neurons(path, comm, &m, &err);
+  SE_EXPECT(st, rc == SE_OK, "%s: read %s: %s", what, path, err.message);
+  if (rc == SE_OK) {
+    expect_equal(st, ref, &m);
+    se_neuron_model_free(&m);
+  }
 }
 
 /* ---- file surgery with raw HDF5 calls ------------------------------------------------------- */
@@ -519,7 +524,7 @@ static void run_bad_cases(se_test_state *st, const char *dir) {
 static void run_round_trip(se_test_state *st, const char *dir) {
   char path[4096], tmp[4200];
   se_error err = {0};
-  se_neuron_model ref, m;
+  se_neuron_model ref;
   reference_model(&ref);
   SE_EXPECT(st, se_neuron_model_validate(&ref, "reference", &err) == SE_OK, "%s", err.message);
   SE_EXPECT(st, se_neuron_model_steps(&ref) == 133, "steps %lld", (long long)se_neuron_model_steps(&ref));
@@ -532,14 +537,9 @@ static void run_round_trip(se_test_state *st, const char *dir) {
   SE_EXPECT(st, f == NULL, "%s left behind", tmp);
   if (f)
     fclose(f);
-  int rc = se_input_read_neurons(path, MPI_COMM_SELF, &m, &err);
-  SE_EXPECT(st, rc == SE_OK, "read: %s", err.message);
-  if (rc == SE_OK) {
-    expect_equal(st, &ref, &m);
-    se_neuron_model_free(&m);
-  }
+  expect_reads_as(st, "round trip", path, MPI_COMM_SELF, &ref);
   char workload[64] = "";
-  rc = se_input_workload(path, MPI_COMM_SELF, workload, sizeof workload, &err);
+  int rc = se_input_workload(path, MPI_COMM_SELF, workload, sizeof workload, &err);
   SE_EXPECT(st, rc == SE_OK && strcmp(workload, "neurons") == 0, "workload \"%s\": %s", workload,
             rc ? err.message : "");
 
@@ -575,12 +575,7 @@ static void run_round_trip(se_test_state *st, const char *dir) {
   H5OK(has);
   H5OK(H5Fclose(h));
   SE_EXPECT(st, has == 0, "/record/cells written although every cell is recorded");
-  rc = se_input_read_neurons(path, MPI_COMM_SELF, &m, &err);
-  SE_EXPECT(st, rc == SE_OK, "read: %s", err.message);
-  if (rc == SE_OK) {
-    expect_equal(st, &ref, &m);
-    se_neuron_model_free(&m);
-  }
+  expect_reads_as(st, "every cell recorded", path, MPI_COMM_SELF, &ref);
   se_neuron_model_free(&ref);
 }
 
@@ -649,8 +644,7 @@ static void run_defaults(se_test_state *st, const char *dir) {
  * accepted and converted. */
 static void run_conversions(se_test_state *st, const char *dir) {
   char path[4096];
-  se_error err = {0};
-  se_neuron_model ref, m;
+  se_neuron_model ref;
   reference_model(&ref);
   snprintf(path, sizeof path, "%s/input_widths.h5", dir);
   write_reference(path);
@@ -670,17 +664,12 @@ static void run_conversions(se_test_state *st, const char *dir) {
   const int64_t rec[] = {2, 0};
   put_dataset(f, "/record/cells", H5T_STD_I32LE, H5T_NATIVE_INT64, 2, rec, 0);
   H5OK(H5Fclose(f));
-  int rc = se_input_read_neurons(path, MPI_COMM_SELF, &m, &err);
-  SE_EXPECT(st, rc == SE_OK, "read: %s", err.message);
-  if (rc == SE_OK) {
-    for (int i = 0; i < 7; i++)
-      ref.diameter[i] = (double)(float)ref.diameter[i];
-    ref.tstop = 100.0;
-    ref.record_what = SE_RECORD_SOMA;
-    strcpy(ref.population, "hippocampus");
-    expect_equal(st, &ref, &m);
-    se_neuron_model_free(&m);
-  }
+  for (int i = 0; i < 7; i++)
+    ref.diameter[i] = (double)(float)ref.diameter[i];
+  ref.tstop = 100.0;
+  ref.record_what = SE_RECORD_SOMA;
+  strcpy(ref.population, "hippocampus");
+  expect_reads_as(st, "conversions", path, MPI_COMM_SELF, &ref);
   se_neuron_model_free(&ref);
 }
 
@@ -742,14 +731,11 @@ static void run_mpi(se_test_state *st, const char *dir) {
   se_neuron_model ref, m;
   se_error err = {0};
   reference_model(&ref);
-  int rc = se_input_read_neurons(good, MPI_COMM_WORLD, &m, &err);
-  SE_EXPECT(st, rc == SE_OK, "rank %d: read: %s", rank, err.message);
-  if (rc == SE_OK) {
-    expect_equal(st, &ref, &m);
-    se_neuron_model_free(&m);
-  }
+  char on_this_rank[32];
+  snprintf(on_this_rank, sizeof on_this_rank, "rank %d", rank);
+  expect_reads_as(st, on_this_rank, good, MPI_COMM_WORLD, &ref);
   char workload[64] = "";
-  rc = se_input_workload(good, MPI_COMM_WORLD, workload, sizeof workload, &err);
+  int rc = se_input_workload(good, MPI_COMM_WORLD, workload, sizeof workload, &err);
   SE_EXPECT(st, rc == SE_OK && strcmp(workload, "neurons") == 0, "rank %d: workload", rank);
 
   rc = se_input_read_neurons(bad, MPI_COMM_WORLD, &m, &err);
@@ -820,15 +806,9 @@ int main(int argc, char **argv) {
     }
     code = se_test_finish(&st, "test_input read");
   } else if (strcmp(argv[1], "check") == 0) {
-    se_neuron_model ref, m;
-    se_error err = {0};
+    se_neuron_model ref;
     reference_model(&ref);
-    int rc = se_input_read_neurons(argv[2], MPI_COMM_WORLD, &m, &err);
-    SE_EXPECT(&st, rc == SE_OK, "read %s: %s", argv[2], err.message);
-    if (rc == SE_OK) {
-      expect_equal(&st, &ref, &m);
-      se_neuron_model_free(&m);
-    }
+    expect_reads_as(&st, "check", argv[2], MPI_COMM_WORLD, &ref);
     se_neuron_model_free(&ref);
     code = se_test_finish(&st, "test_input check");
   } else {

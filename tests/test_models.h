@@ -7,9 +7,10 @@
 
 #include "simengine/neurons.h"
 
-/* Allocates a model with one morphology of n compartments (no geometry yet), n_cells cells of it,
- * n_regions regions with the given passive or hh biophysics unset (all zero conductance, cm 1,
- * ra 100), dt and tstop. Exits on allocation failure (tests only). */
+/* Allocates a model with one morphology of n compartments (no geometry yet: parent[0] = -1, the
+ * rest zero), n_cells cells of it, n_regions regions of NEURON's defaults (se_biophysics_alloc:
+ * every conductance zero) but ra 100 and e_pas -65, dt and tstop. Exits on allocation failure
+ * (tests only). */
 static inline void se_test_model_alloc(se_neuron_model *m, int32_t n, int64_t n_cells,
                                        int32_t n_regions, double dt, double tstop) {
   se_neuron_model_init(m);
@@ -17,7 +18,6 @@ static inline void se_test_model_alloc(se_neuron_model *m, int32_t n, int64_t n_
   m->tstop = tstop;
   m->n_morphologies = 1;
   m->morph_offsets = calloc(2, sizeof *m->morph_offsets);
-  m->morph_offsets[1] = n;
   m->parent = calloc((size_t)n, sizeof *m->parent);
   m->length = calloc((size_t)n, sizeof *m->length);
   m->diameter = calloc((size_t)n, sizeof *m->diameter);
@@ -25,26 +25,18 @@ static inline void se_test_model_alloc(se_neuron_model *m, int32_t n, int64_t n_
   m->n_cells = n_cells;
   m->cell_morphology = calloc((size_t)n_cells, sizeof *m->cell_morphology);
   m->cell_gid = calloc((size_t)n_cells, sizeof *m->cell_gid);
+  se_error err;
+  if (!m->morph_offsets || !m->parent || !m->length || !m->diameter || !m->region ||
+      !m->cell_morphology || !m->cell_gid || se_biophysics_alloc(&m->bio, n_regions, &err) != SE_OK)
+    abort();
+  m->morph_offsets[1] = n;
+  m->parent[0] = -1;
   for (int64_t c = 0; c < n_cells; c++)
     m->cell_gid[c] = (uint64_t)c;
-  se_biophysics *b = &m->bio;
-  b->n_regions = n_regions;
-  double **arrays[] = {&b->cm, &b->ra, &b->g_pas, &b->e_pas, &b->gnabar_hh,
-                       &b->gkbar_hh, &b->gl_hh, &b->el_hh, &b->ena, &b->ek};
-  for (size_t a = 0; a < sizeof arrays / sizeof arrays[0]; a++)
-    *arrays[a] = calloc((size_t)n_regions, sizeof(double));
   for (int32_t r = 0; r < n_regions; r++) {
-    b->cm[r] = 1.0;
-    b->ra[r] = 100.0;
-    b->e_pas[r] = -65.0;
-    b->el_hh[r] = SE_DEFAULT_EL_HH;
-    b->ena[r] = SE_DEFAULT_ENA;
-    b->ek[r] = SE_DEFAULT_EK;
+    m->bio.ra[r] = 100.0;
+    m->bio.e_pas[r] = -65.0;
   }
-  m->parent[0] = -1;
-  if (!m->morph_offsets || !m->parent || !m->length || !m->diameter || !m->region ||
-      !m->cell_morphology || !m->cell_gid || !b->ek)
-    abort();
 }
 
 /* Adds one current clamp. */

@@ -123,6 +123,26 @@ static void load_refused(se_test_state *st, const char *path, const se_discretiz
 
 static int near(double a, double b) { return fabs(a - b) <= 1e-12 * fmax(1.0, fabs(b)); }
 
+/* 1 when a and b are the same compartment tree, value for value. */
+static int same_morphology(const se_morphology *a, const se_morphology *b) {
+  int same = a->n_compartments == b->n_compartments && a->n_branches == b->n_branches;
+  for (int i = 0; same && i < a->n_compartments; i++)
+    same = a->parent[i] == b->parent[i] && a->length[i] == b->length[i] &&
+           a->diameter[i] == b->diameter[i] && a->region[i] == b->region[i];
+  return same;
+}
+
+/* Loads path and expects success and `expect` compartments; what names the case. */
+static void expect_compartments(se_test_state *st, const char *what, const char *path,
+                                const se_discretization *d, const se_biophysics *bio, int expect) {
+  se_morphology m;
+  if (!load_ok(st, path, d, bio, &m))
+    return;
+  SE_EXPECT(st, m.n_compartments == expect, "%s: %d compartments, expected %d", what,
+            m.n_compartments, expect);
+  se_morphology_free(&m);
+}
+
 /* The files of data/morphologies/malformed, each decided as NEURON or Arbor users expect. */
 static void test_malformed(se_test_state *st, const char *data) {
   se_discretization d = se_discretization_default();
@@ -284,11 +304,7 @@ static void test_geometry(se_test_state *st, scratch *s) {
   se_morphology a, b;
   if (load_ok(st, scratch_write(s, "ordered.swc", ordered), &one, NULL, &a)) {
     if (load_ok(st, scratch_write(s, "shuffled.swc", shuffled), &one, NULL, &b)) {
-      int same = a.n_compartments == b.n_compartments && a.n_branches == b.n_branches;
-      for (int i = 0; same && i < a.n_compartments; i++)
-        same = a.parent[i] == b.parent[i] && a.length[i] == b.length[i] &&
-               a.diameter[i] == b.diameter[i] && a.region[i] == b.region[i];
-      SE_EXPECT(st, same, "shuffled rows give another morphology");
+      SE_EXPECT(st, same_morphology(&a, &b), "shuffled rows give another morphology");
       se_morphology_free(&b);
     }
     check_tree(st, &a, "ordered.swc", 1);
@@ -362,26 +378,15 @@ static void test_discretization(se_test_state *st, scratch *s) {
   double lambda = 1e5 * sqrt(2.0 / (4 * M_PI * 100 * 100 * 1));
   int expect = (int)((1000 / (0.1 * lambda) + 0.9) / 2) * 2 + 1;
   SE_EXPECT(st, expect == 25, "the formula gives %d", expect);
-  if (load_ok(st, longcyl, &dl, &bio, &m)) {
-    SE_EXPECT(st, m.n_compartments == expect, "d_lambda: %d compartments, formula %d",
-              m.n_compartments, expect);
-    se_morphology_free(&m);
-  }
+  expect_compartments(st, "d_lambda (the formula)", longcyl, &dl, &bio, expect);
   /* The larger of the two rules wins. */
   dl.max_length = 20;
-  if (load_ok(st, longcyl, &dl, &bio, &m)) {
-    SE_EXPECT(st, m.n_compartments == 50, "max of the rules: %d compartments", m.n_compartments);
-    se_morphology_free(&m);
-  }
+  expect_compartments(st, "max of the rules", longcyl, &dl, &bio, 50);
   /* Without bio, NEURON's defaults (Ra 35.4, cm 1) give a longer lambda: fewer compartments. */
   dl.max_length = 0;
   double lambda0 = 1e5 * sqrt(2.0 / (4 * M_PI * 100 * SE_DEFAULT_RA * SE_DEFAULT_CM));
   int expect0 = (int)((1000 / (0.1 * lambda0) + 0.9) / 2) * 2 + 1;
-  if (load_ok(st, longcyl, &dl, NULL, &m)) {
-    SE_EXPECT(st, m.n_compartments == expect0, "d_lambda default bio: %d compartments, formula %d",
-              m.n_compartments, expect0);
-    se_morphology_free(&m);
-  }
+  expect_compartments(st, "d_lambda default bio (the formula)", longcyl, &dl, NULL, expect0);
 }
 
 /* The real reconstructions shipped in data/morphologies. */
@@ -437,12 +442,8 @@ static void test_synthetic(se_test_state *st) {
       SE_EXPECT(st, axon_sections == 1, "%s: %d axon sections", table[i].name, axon_sections);
       SE_EXPECT(st, bad == 0, "%s: %d implausible compartments", table[i].name, bad);
       rc = se_morphology_synthetic(table[i].name, seed, &again, &err);
-      int same = rc == SE_OK;
-      for (int c = 0; same && c < m.n_compartments; c++)
-        same = m.parent[c] == again.parent[c] && m.length[c] == again.length[c] &&
-               m.diameter[c] == again.diameter[c];
-      SE_EXPECT(st, same, "%s: seed %llu is not deterministic", table[i].name,
-                (unsigned long long)seed);
+      SE_EXPECT(st, rc == SE_OK && same_morphology(&m, &again), "%s: seed %llu is not deterministic",
+                table[i].name, (unsigned long long)seed);
       if (rc == SE_OK)
         se_morphology_free(&again);
       se_morphology_free(&m);

@@ -5,13 +5,16 @@ node_ids}, docs/output.md): one dot per spike, time against node id.
 Usage: plot_raster.py FILE [--population NAME] -o raster.png
 """
 import argparse
+import os
 import sys
 
 import matplotlib
 
 matplotlib.use("Agg")
-import h5py  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sonata_common import open_output, pick_populations  # noqa: E402
 
 
 def main(argv=None):
@@ -22,19 +25,11 @@ def main(argv=None):
     parser.add_argument("-o", "--output", required=True, help="PNG file to write")
     args = parser.parse_args(argv)
 
-    try:
-        f = h5py.File(args.file, "r")
-    except OSError as e:
-        sys.exit(f"error: cannot open {args.file}: {e}")
-    with f:
-        if "/spikes" not in f:
-            sys.exit(f"error: {args.file} has no /spikes group")
-        pops = [args.population] if args.population else sorted(f["/spikes"].keys())
+    with open_output(args.file) as f:
+        pops = pick_populations(f, "/spikes", args.population)
         fig, ax = plt.subplots(figsize=(9, 4.5))
         total = 0
         for pop in pops:
-            if pop not in f["/spikes"]:
-                sys.exit(f"error: no population '{pop}' under /spikes")
             t = f[f"/spikes/{pop}/timestamps"][()]
             gid = f[f"/spikes/{pop}/node_ids"][()]
             total += t.size

@@ -5,28 +5,17 @@ docs/output.md): one line per cell, time axis from /report/<population>/mapping/
 Usage: plot_traces.py FILE [--population NAME] [--cells GID ...] [--compartment K] -o traces.png
 """
 import argparse
+import os
 import sys
 
 import matplotlib
 
 matplotlib.use("Agg")
-import h5py  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-
-def pick_population(f, name):
-    """The population to plot: name, or the only one under /report."""
-    pops = sorted(f["/report"].keys()) if "/report" in f else []
-    if name:
-        if name not in pops:
-            sys.exit(f"error: no population '{name}' under /report (have: {', '.join(pops)})")
-        return name
-    if not pops:
-        sys.exit(f"error: {f.filename} has no population under /report")
-    if len(pops) != 1:
-        sys.exit(f"error: choose a population with --population (have: {', '.join(pops)})")
-    return pops[0]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sonata_common import open_output, pick_populations  # noqa: E402
 
 
 def main(argv=None):
@@ -43,12 +32,8 @@ def main(argv=None):
     parser.add_argument("-o", "--output", required=True, help="PNG file to write")
     args = parser.parse_args(argv)
 
-    try:
-        f = h5py.File(args.file, "r")
-    except OSError as e:
-        sys.exit(f"error: cannot open {args.file}: {e}")
-    with f:
-        pop = pick_population(f, args.population)
+    with open_output(args.file) as f:
+        pop = pick_populations(f, "/report", args.population, only_one=True)[0]
         base = f"/report/{pop}"
         data = f[f"{base}/data"]
         node_ids = f[f"{base}/mapping/node_ids"][()]

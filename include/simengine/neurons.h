@@ -30,6 +30,31 @@ typedef struct se_biophysics {
 #define SE_DEFAULT_ENA 50.0
 #define SE_DEFAULT_EK -77.0
 
+/* Number of per-region arrays of se_biophysics (cm .. ek, in declaration order). */
+#define SE_BIOPHYSICS_FIELDS 10
+
+/* Address of per-region array `field` of b (0 .. SE_BIOPHYSICS_FIELDS - 1, in declaration order:
+ * cm, ra, g_pas, e_pas, gnabar_hh, gkbar_hh, gl_hh, el_hh, ena, ek). Not collective. */
+double **se_biophysics_field(se_biophysics *b, int field);
+
+/* Name of per-region array `field`: "cm", "ra", ... (its dataset under /biophysics). */
+const char *se_biophysics_field_name(int field);
+
+/* Sets b->n_regions and allocates every array of b that is NULL with n_regions entries of
+ * NEURON's defaults (SE_DEFAULT_*, conductances 0); arrays already present are kept (they must
+ * have n_regions entries). SE_ERR_NOMEM on failure (arrays allocated so far stay in b for
+ * se_biophysics_free). Not collective. */
+int se_biophysics_alloc(se_biophysics *b, int32_t n_regions, se_error *err);
+
+/* Frees every array of b and sets them to NULL and n_regions to 0. Not collective. */
+void se_biophysics_free(se_biophysics *b);
+
+/* Overwrites every region of b with the defaults of simengine-prep (docs/prep.md): cm 1 uF/cm2
+ * and Ra 100 ohm cm everywhere; hh in regions 1 and 2 (soma, axon: gnabar_hh 0.12, gkbar_hh
+ * 0.036, gl_hh 0.0003 S/cm2); pas elsewhere (g_pas 1/30000 S/cm2); e_pas -65 mV, el_hh, ena and
+ * ek NEURON's defaults. The arrays must be allocated (se_biophysics_alloc). Not collective. */
+void se_biophysics_set_prep_defaults(se_biophysics *b);
+
 typedef enum se_record_what { SE_RECORD_SOMA = 0, SE_RECORD_ALL = 1 } se_record_what;
 
 typedef struct se_neuron_model {
