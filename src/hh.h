@@ -5,21 +5,28 @@
 
 #include <math.h>
 
+/* Functions compiled for the host and, in .cu files, for the device too. */
+#ifdef __CUDACC__
+#define SE_HD __host__ __device__
+#else
+#define SE_HD
+#endif
+
 /* x / (exp(x/y) - 1) with its limit y (1 - x/y/2) near x = 0, as hh.mod's vtrap. */
-static inline double se_hh_vtrap(double x, double y) {
+SE_HD static inline double se_hh_vtrap(double x, double y) {
   double r = x / y;
   return fabs(r) < 1e-6 ? y * (1.0 - r / 2.0) : x / (exp(r) - 1.0);
 }
 
 /* hh.mod's temperature factor q10 = 3^((celsius - 6.3)/10). */
-static inline double se_hh_q10(double celsius) { return pow(3.0, (celsius - 6.3) / 10.0); }
+SE_HD static inline double se_hh_q10(double celsius) { return pow(3.0, (celsius - 6.3) / 10.0); }
 
 /* Steady states and time constants (ms) of the m, h and n gates at voltage v. */
 typedef struct se_hh_rates {
   double minf, mtau, hinf, htau, ninf, ntau;
 } se_hh_rates;
 
-static inline se_hh_rates se_hh_rates_at(double v, double q10) {
+SE_HD static inline se_hh_rates se_hh_rates_at(double v, double q10) {
   se_hh_rates r;
   double alpha = 0.1 * se_hh_vtrap(-(v + 40.0), 10.0);
   double beta = 4.0 * exp(-(v + 65.0) / 18.0);
@@ -40,7 +47,7 @@ static inline se_hh_rates se_hh_rates_at(double v, double q10) {
 }
 
 /* cnexp (exponential Euler) update of one gate over dt: x += (1 - exp(-dt/tau)) (xinf - x). */
-static inline double se_hh_cnexp(double x, double xinf, double tau, double dt) {
+SE_HD static inline double se_hh_cnexp(double x, double xinf, double tau, double dt) {
   return x + (1.0 - exp(-dt / tau)) * (xinf - x);
 }
 

@@ -29,7 +29,12 @@ static const char *usage =
     "                           bitwise identical results.\n"
     "  --width N                cells per interleaved group (default 8)\n"
     "  --threads N              OpenMP threads per rank (default: OMP_NUM_THREADS or all cores)\n"
-    "  --gpus N                 GPUs per rank (default 0; GPU workers arrive with the GPU engine)\n"
+    "  --gpus N                 GPUs per rank (default: the node's visible GPUs shared out over\n"
+    "                           its ranks, at least 1 when there is one; 0 = CPU only). Rank r of\n"
+    "                           a node uses devices (r * N + k) mod (visible devices).\n"
+    "  --gpu-kernel fused|phases\n"
+    "                           one fused kernel per step (default) or three kernels (assembly,\n"
+    "                           solve, update)\n"
     "  --buffer-frames N        recorded frames kept in memory between collective writes\n"
     "                           (default: as many as fit in 16 MiB per rank, at least 1)\n"
     "  --flush-seconds S        flush the output to disk at most every S seconds (default 60)\n"
@@ -47,7 +52,7 @@ typedef struct run_options {
   const char *input;
   char output[4096];
   se_neurons_options engine;
-  int threads, gpus;
+  int threads, gpus, width_given;
   int64_t buffer_frames;
   double flush_seconds, progress_seconds;
   int quiet;
@@ -56,7 +61,7 @@ typedef struct run_options {
 /* Parses argv; returns 0 to run, 1 when --help or --version was handled, 2 on a usage error
  * (message in err). Every rank parses the same arguments. */
 static int parse_options(int argc, char **argv, run_options *o, int rank, se_error *err) {
-  *o = (run_options){.engine = se_neurons_default_options(), .flush_seconds = 60.0,
+  *o = (run_options){.engine = se_neurons_default_options(), .gpus = -1, .flush_seconds = 60.0,
                      .progress_seconds = 5.0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -76,7 +81,13 @@ static int parse_options(int argc, char **argv, run_options *o, int rank, se_err
       return 1;
     } else if (!strcmp(a, "--version")) {
       if (rank == 0)
-        printf("simengine %s\n", SIMENGINE_VERSION);
+        printf("simengine %s\nCUDA devices visible: %d%s\n", SIMENGINE_VERSION, se_gpu_count(),
+#ifdef SIMENGINE_HAVE_CUDA
+               ""
+#else
+               " (this build has no CUDA backend)"
+#endif
+        );
       return 1;
     } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
       NEED_VALUE();
@@ -102,8 +113,10 @@ static int parse_options(int argc, char **argv, run_options *o, int rank, se_err
                      strcmp(a, "--gpus") ? "positive" : "non-negative");
         return 2;
       }
-      if (!strcmp(a, "--width"))
+      if (!strcmp(a, "--width")) {
         o->engine.interleave_width = (int)v;
+        o->width_given = 1;
+      }
       else if (!strcmp(a, "--threads"))
         o->threads = (int)v;
       else if (!strcmp(a, "--gpus"))
@@ -122,6 +135,15 @@ static int parse_options(int argc, char **argv, run_options *o, int rank, se_err
         o->progress_seconds = v;
       else
         o->flush_seconds = v;
+    } else if (!strcmp(a, "--gpu-kernel")) {
+      NEED_VALUE();
+      if (!strcmp(next, "fused") || !strcmp(next, "phases"))
+        o->engine.gpu_fused = !strcmp(next, "fused");
+      else {
+        se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__,
+                     "--gpu-kernel '%s': expected fused or phases", next);
+        return 2;
+      }
     } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
       o->quiet = 1;
     } else if (a[0] == '-' && a[1]) {
@@ -237,6 +259,87 @@ static int recording_build(const se_neuron_model *m, int64_t begin, int64_t end,
   return SE_OK;
 }
 
+/* The rank's workers: one CPU engine, or one engine per GPU, each owning a contiguous part of the
+ * rank's cells; their recorded elements are consecutive in the rank's frame. */
+typedef struct workers {
+  int n;
+  se_neurons_t *engine;
+  int64_t *record_offset; /* [n + 1] */
+  char names[256];
+} workers;
+
+static void workers_free(workers *w) {
+  for (int k = 0; k < w->n && w->engine; k++)
+    se_neurons_destroy(w->engine[k]);
+  free(w->engine);
+  free(w->record_offset);
+  *w = (workers){0};
+}
+
+/* Splits cells [begin, end) over the workers by compartment counts and builds their engines.
+ * gpus = 0: one CPU worker; else one CUDA worker per GPU of this rank. */
+static int workers_build(workers *w, const se_neuron_model *m, const int64_t *weights,
+                         int64_t begin, int64_t end, const run_options *o, int gpus,
+                         int node_rank, const recording *rec, se_error *err) {
+  *w = (workers){.n = gpus > 0 ? gpus : 1};
+  SE_CALLOC(err, w->engine, w->n, "workers");
+  SE_CALLOC(err, w->record_offset, w->n + 1, "worker record offsets");
+  int64_t bounds[65];
+  if (w->n > 64)
+    SE_FAIL(err, SE_ERR_ARG, "%d GPUs per rank: at most 64 are supported", w->n);
+  se_partition_contiguous(weights + begin, end - begin, w->n, bounds);
+  int64_t e = 0;
+  for (int k = 0; k < w->n; k++) {
+    se_neurons_options opt = o->engine;
+    if (gpus > 0) {
+      opt.backend = SE_BACKEND_CUDA;
+      SE_TRY(se_gpu_device_for_rank(node_rank, gpus, k, &opt.gpu_device, err));
+      if (!o->width_given)
+        opt.interleave_width = 32; /* a warp of same-morphology cells */
+    }
+    int64_t wb = begin + bounds[k], we = begin + bounds[k + 1];
+    SE_TRY(se_neurons_create(m, wb, we, &opt, &w->engine[k], err));
+    /* this worker's recorded elements: the run of rec's elements whose cell is in [wb, we) */
+    int64_t first = e;
+    while (e < rec->n_elements && begin + rec->local_cell[e] < we)
+      e++;
+    w->record_offset[k + 1] = e;
+    int64_t n = e - first;
+    int64_t *cells = malloc((size_t)(n + 1) * sizeof *cells);
+    if (!cells)
+      SE_FAIL(err, SE_ERR_NOMEM, "out of memory for the recording of worker %d", k);
+    for (int64_t j = 0; j < n; j++)
+      cells[j] = begin + rec->local_cell[first + j] - wb;
+    int rc = se_neurons_set_recording(w->engine[k], n, cells, rec->comp + first, err);
+    free(cells);
+    SE_TRY(rc);
+    size_t used = strlen(w->names);
+    if (gpus > 0)
+      snprintf(w->names + used, sizeof w->names - used, "%scuda:%d", k ? "," : "", opt.gpu_device);
+    else
+      snprintf(w->names + used, sizeof w->names - used, "cpu");
+  }
+  return SE_OK;
+}
+
+/* Records one frame of every worker into frame: starts all copies, then steps, then waits: the
+ * device-to-host copies overlap the step's kernels. */
+static int workers_step(workers *w, int record, double *frame, se_error *err) {
+  if (record)
+    for (int k = 0; k < w->n; k++)
+      SE_TRY(se_neurons_record_begin(w->engine[k], err));
+  for (int k = 0; k < w->n; k++)
+    SE_TRY(se_neurons_step(w->engine[k], err));
+  if (record)
+    for (int k = 0; k < w->n; k++) {
+      const double *part;
+      SE_TRY(se_neurons_record_end(w->engine[k], &part, err));
+      memcpy(frame + w->record_offset[k], part,
+             (size_t)(w->record_offset[k + 1] - w->record_offset[k]) * sizeof *frame);
+    }
+  return SE_OK;
+}
+
 /* Spikes of this rank over the whole run (time, gid). */
 typedef struct spike_list {
   int64_t n, capacity;
@@ -249,7 +352,7 @@ static int spikes_collect(spike_list *s, se_neurons_t engine, const se_neuron_mo
   int64_t n;
   const double *t;
   const int64_t *cell;
-  se_neurons_take_spikes(engine, &n, &t, &cell);
+  SE_TRY(se_neurons_take_spikes(engine, &n, &t, &cell, err));
   if (s->n + n > s->capacity) {
     int64_t cap = s->capacity ? s->capacity : 1024;
     while (cap < s->n + n)
@@ -268,14 +371,15 @@ static int spikes_collect(spike_list *s, se_neurons_t engine, const se_neuron_mo
 
 /* Writes the run's metadata under /simengine. Collective. */
 static int write_metadata(se_report_t rep, const run_options *o, const se_neuron_model *m,
-                          int ranks, int64_t steps, const double timings[4], int64_t spikes,
-                          se_error *err) {
+                          int ranks, const char *worker_names, int64_t steps,
+                          const double timings[4], int64_t spikes, se_error *err) {
   SE_TRY(se_report_meta_string(rep, "version", SIMENGINE_VERSION, err));
   SE_TRY(se_report_meta_string(rep, "workload", "neurons", err));
   SE_TRY(se_report_meta_string(rep, "input", o->input, err));
   SE_TRY(se_report_meta_int(rep, "ranks", ranks, err));
   SE_TRY(se_report_meta_int(rep, "threads_per_rank", omp_get_max_threads(), err));
-  SE_TRY(se_report_meta_string(rep, "workers", "cpu", err));
+  SE_TRY(se_report_meta_string(rep, "workers_rank0", worker_names, err));
+  SE_TRY(se_report_meta_string(rep, "gpu_kernel", o->engine.gpu_fused ? "fused" : "phases", err));
   SE_TRY(se_report_meta_string(rep, "layout",
                                o->engine.layout == SE_LAYOUT_FLAT ? "flat" : "interleaved", err));
   SE_TRY(se_report_meta_int(rep, "interleave_width",
@@ -300,7 +404,7 @@ static int run_neurons(const run_options *o, MPI_Comm comm, se_error *err) {
   double t0 = MPI_Wtime(), timings[4] = {0};
   se_neuron_model model;
   se_neuron_model_init(&model);
-  se_neurons_t engine = NULL;
+  workers w = {0};
   se_report_t rep = NULL;
   recording rec = {0};
   spike_list spikes = {0};
@@ -323,9 +427,22 @@ static int run_neurons(const run_options *o, MPI_Comm comm, se_error *err) {
   se_partition_contiguous(weights, model.n_cells, size, bounds);
   int64_t begin = bounds[rank], end = bounds[rank + 1];
 
-  rc = se_neurons_create(&model, begin, end, &o->engine, &engine, err);
+  /* GPUs per rank: as asked, or the node's visible GPUs shared out over its ranks */
+  MPI_Comm node;
+  int node_rank = 0, node_size = 1;
+  if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    MPI_Comm_rank(node, &node_rank);
+    MPI_Comm_size(node, &node_size);
+    MPI_Comm_free(&node);
+  }
+  int gpus = o->gpus;
+  if (gpus < 0) {
+    int visible = se_gpu_count();
+    gpus = visible == 0 ? 0 : (visible / node_size > 0 ? visible / node_size : 1);
+  }
+  rc = recording_build(&model, begin, end, &rec, err);
   if (rc == SE_OK)
-    rc = recording_build(&model, begin, end, &rec, err);
+    rc = workers_build(&w, &model, weights, begin, end, o, gpus, node_rank, &rec, err);
   if ((rc = agree(comm, rc, err)) != SE_OK)
     goto done;
 
@@ -356,24 +473,24 @@ static int run_neurons(const run_options *o, MPI_Comm comm, se_error *err) {
     goto done;
   timings[1] = MPI_Wtime() - t0 - timings[0];
 
-  int64_t local_comp = se_neurons_compartment_count(engine), total_comp = 0;
+  int64_t local_comp = 0, total_comp = 0;
+  for (int k = 0; k < w.n; k++)
+    local_comp += se_neurons_compartment_count(w.engine[k]);
   MPI_Allreduce(&local_comp, &total_comp, 1, MPI_INT64_T, MPI_SUM, comm);
   if (rank == 0 && !o->quiet)
     printf("simengine: %lld cells, %lld compartments, %lld steps of %g ms on %d rank(s) x %d "
-           "thread(s)\n",
+           "thread(s); rank 0 workers: %s\n",
            (long long)model.n_cells, (long long)total_comp, (long long)steps, model.dt, size,
-           omp_get_max_threads());
+           omp_get_max_threads(), w.names);
 
   double run_start = MPI_Wtime(), last_progress = run_start;
   for (int64_t s = 0; s < steps; s++) {
-    if (s % every == 0) {
-      se_neurons_gather(engine, rec.n_elements, rec.local_cell, rec.comp, rec.frame);
-      if ((rc = se_report_append(rep, rec.frame, err)) != SE_OK)
-        break;
-    }
-    rc = se_neurons_step(engine, err);
-    if (rc == SE_OK)
-      rc = spikes_collect(&spikes, engine, &model, err);
+    const int record = s % every == 0;
+    rc = workers_step(&w, record, rec.frame, err);
+    if (rc == SE_OK && record)
+      rc = se_report_append(rep, rec.frame, err);
+    for (int k = 0; k < w.n && rc == SE_OK && ((s + 1) % every == 0 || s + 1 == steps); k++)
+      rc = spikes_collect(&spikes, w.engine[k], &model, err);
     /* agree before every recorded frame (the next append is collective) and at the end; a rank
      * that failed goes there at once: the others reach it before any other collective call */
     if (rc != SE_OK || (s + 1) % every == 0 || s + 1 == steps)
@@ -401,7 +518,8 @@ static int run_neurons(const run_options *o, MPI_Comm comm, se_error *err) {
   timings[3] = MPI_Wtime() - out_start;
   double reduced[4];
   MPI_Allreduce(timings, reduced, 4, MPI_DOUBLE, MPI_MAX, comm);
-  if ((rc = write_metadata(rep, o, &model, size, steps, reduced, total_spikes, err)) != SE_OK)
+  if ((rc = write_metadata(rep, o, &model, size, w.names, steps, reduced, total_spikes, err)) !=
+      SE_OK)
     goto done;
   se_report_t closing = rep;
   rep = NULL;
@@ -426,7 +544,7 @@ done:
   recording_free(&rec);
   free(weights);
   free(bounds);
-  se_neurons_destroy(engine);
+  workers_free(&w);
   se_neuron_model_free(&model);
   return rc;
 }
@@ -451,10 +569,10 @@ int main(int argc, char **argv) {
       omp_set_num_threads(o.threads);
     char workload[64] = "";
     rc = agree(MPI_COMM_WORLD, se_input_workload(o.input, MPI_COMM_WORLD, workload, sizeof workload, &err), &err);
-    if (rc == SE_OK && o.gpus > 0)
+    if (rc == SE_OK && o.gpus > 0 && se_gpu_count() == 0)
       rc = se_error_set(&err, SE_ERR_UNSUPPORTED, __FILE__, __LINE__, __func__,
-                        "--gpus %d: this version has CPU workers only (the GPU engine is issue 3); "
-                        "use --gpus 0", o.gpus);
+                        "--gpus %d: no CUDA device is visible to this process%s; use --gpus 0",
+                        o.gpus, se_gpu_count() == 0 ? " (or this build has no CUDA)" : "");
     if (rc == SE_OK && !strcmp(workload, "neurons"))
       rc = run_neurons(&o, MPI_COMM_WORLD, &err);
     else if (rc == SE_OK)

@@ -9,7 +9,9 @@
 #include "se_error.h"
 
 se_neurons_options se_neurons_default_options(void) {
-  se_neurons_options o = {.layout = SE_LAYOUT_INTERLEAVED, .interleave_width = 8};
+  se_neurons_options o = {
+      .layout = SE_LAYOUT_INTERLEAVED, .interleave_width = 8, .backend = SE_BACKEND_CPU,
+      .gpu_device = 0, .gpu_fused = 1};
   return o;
 }
 
@@ -154,6 +156,8 @@ static int build_stimuli(se_neurons_t e, const se_neuron_model *model, se_error 
             (long long)n, INT32_MAX);
   e->n_stim = (int32_t)n;
   SE_CALLOC(err, e->stim_slot, n, "stimulus slots");
+  SE_CALLOC(err, e->stim_cell, n, "stimulus cells");
+  SE_CALLOC(err, e->stim_comp, n, "stimulus compartments");
   SE_CALLOC(err, e->stim_delay, n, "stimulus delays");
   SE_CALLOC(err, e->stim_duration, n, "stimulus durations");
   SE_CALLOC(err, e->stim_amplitude, n, "stimulus amplitudes");
@@ -178,6 +182,8 @@ static int build_stimuli(se_neurons_t e, const se_neuron_model *model, se_error 
       continue;
     int64_t j = start[e->cell_group[c]]++;
     e->stim_slot[j] = se_neurons_slot(e, c, model->iclamp_compartment[k]);
+    e->stim_cell[j] = c;
+    e->stim_comp[j] = model->iclamp_compartment[k];
     e->stim_delay[j] = model->iclamp_delay[k];
     e->stim_duration[j] = model->iclamp_duration[k];
     e->stim_amplitude[j] = model->iclamp_amplitude[k];
@@ -185,6 +191,9 @@ static int build_stimuli(se_neurons_t e, const se_neuron_model *model, se_error 
   free(start);
   return SE_OK;
 }
+
+/* The backend named by the options: CPU, or CUDA on a device (src/backends.c). */
+const se_neurons_backend *se_neurons_backend_for(const se_neurons_options *opt, se_error *err);
 
 int se_neurons_create(const se_neuron_model *model, int64_t cell_begin, int64_t cell_end,
                       const se_neurons_options *options, se_neurons_t *engine, se_error *err) {
@@ -195,10 +204,14 @@ int se_neurons_create(const se_neuron_model *model, int64_t cell_begin, int64_t 
   se_neurons_options opt = options ? *options : se_neurons_default_options();
   if (opt.layout == SE_LAYOUT_INTERLEAVED && (opt.interleave_width < 1 || opt.interleave_width > 64))
     SE_FAIL(err, SE_ERR_ARG, "interleave width %d is not in 1..64", opt.interleave_width);
+  const se_neurons_backend *backend = se_neurons_backend_for(&opt, err);
+  if (!backend)
+    return err->code;
   se_neurons_t e = calloc(1, sizeof *e);
   if (!e)
     SE_FAIL(err, SE_ERR_NOMEM, "out of memory for the engine");
-  e->backend = &se_neurons_backend_cpu;
+  e->backend = backend;
+  e->options = opt;
   e->layout = opt.layout;
   e->width = opt.layout == SE_LAYOUT_FLAT ? 1 : opt.interleave_width;
   e->dt = model->dt;
@@ -216,11 +229,8 @@ int se_neurons_create(const se_neuron_model *model, int64_t cell_begin, int64_t 
     rc = build_state(e, model, err);
   if (rc == SE_OK)
     rc = build_stimuli(e, model, err);
-  if (rc == SE_OK) {
-    e->v_root_before = calloc((size_t)e->n_cells + 1, sizeof *e->v_root_before);
-    if (!e->v_root_before)
-      rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__, "out of memory");
-  }
+  if (rc == SE_OK)
+    rc = e->backend->attach(e, err);
   if (rc != SE_OK) {
     se_neurons_destroy(e);
     return rc;
@@ -229,78 +239,91 @@ int se_neurons_create(const se_neuron_model *model, int64_t cell_begin, int64_t 
   return SE_OK;
 }
 
-/* Appends spikes of cells whose root crossed the threshold upwards during the last step, with
- * the crossing time interpolated linearly within the step. */
-static int detect_spikes(se_neurons_t e, se_error *err) {
-  double thr = e->spike_threshold;
-  for (int64_t c = 0; c < e->n_cells; c++) {
-    double before = e->v_root_before[c], after = e->v[se_neurons_slot(e, c, 0)];
-    if (!(before < thr && thr <= after))
-      continue;
-    if (e->n_spikes == e->spike_capacity) {
-      int64_t cap = e->spike_capacity ? 2 * e->spike_capacity : 1024;
-      SE_REALLOC(err, e->spike_time, cap, "spike times");
-      SE_REALLOC(err, e->spike_cell, cap, "spike cells");
-      e->spike_capacity = cap;
-    }
-    e->spike_time[e->n_spikes] = e->t + e->dt * (thr - before) / (after - before);
-    e->spike_cell[e->n_spikes] = e->cell_begin + c;
-    e->n_spikes++;
+int se_neurons_push_spike(se_neurons_t e, double time, int64_t cell, se_error *err) {
+  if (e->n_spikes == e->spike_capacity) {
+    int64_t cap = e->spike_capacity ? 2 * e->spike_capacity : 1024;
+    SE_REALLOC(err, e->spike_time, cap, "spike times");
+    SE_REALLOC(err, e->spike_cell, cap, "spike cells");
+    e->spike_capacity = cap;
   }
+  e->spike_time[e->n_spikes] = time;
+  e->spike_cell[e->n_spikes] = cell;
+  e->n_spikes++;
   return SE_OK;
 }
 
 int se_neurons_step(se_neurons_t e, se_error *err) {
-  for (int64_t c = 0; c < e->n_cells; c++)
-    e->v_root_before[c] = e->v[se_neurons_slot(e, c, 0)];
-  e->backend->assemble(e);
-  e->backend->solve(e);
-  e->backend->update(e);
-  SE_TRY(detect_spikes(e, err));
+  SE_TRY(e->backend->step(e, err));
   e->steps_taken++;
   e->t = (double)e->steps_taken * e->dt;
-  for (int64_t c = 0; c < e->n_cells; c++) {
-    double v = e->v[se_neurons_slot(e, c, 0)];
-    if (!isfinite(v))
-      SE_FAIL(err, SE_ERR_NUMERIC,
-              "voltage of cell %lld became %g at t = %g ms: reduce dt or check the biophysics",
-              (long long)(e->cell_begin + c), v, e->t);
-  }
   return SE_OK;
 }
 
 double se_neurons_time(se_neurons_t e) { return e->t; }
 int64_t se_neurons_cell_count(se_neurons_t e) { return e->n_cells; }
 int64_t se_neurons_compartment_count(se_neurons_t e) { return e->n_comp_used; }
+const char *se_neurons_backend_name(se_neurons_t e) { return e->backend->name; }
+int se_neurons_sync(se_neurons_t e, se_error *err) { return e->backend->sync_state(e, err); }
 
 double se_neurons_voltage(se_neurons_t e, int64_t local_cell, int32_t comp) {
   return e->v[se_neurons_slot(e, local_cell, comp)];
 }
 
-void se_neurons_gather(se_neurons_t e, int64_t n, const int64_t *local_cell, const int32_t *comp,
-                       double *out) {
-  for (int64_t k = 0; k < n; k++)
-    out[k] = e->v[se_neurons_slot(e, local_cell[k], comp[k])];
+int se_neurons_set_recording(se_neurons_t e, int64_t n, const int64_t *local_cell,
+                             const int32_t *comp, se_error *err) {
+  free(e->record_slot);
+  free(e->record_frame);
+  e->record_slot = NULL;
+  e->record_frame = NULL;
+  e->n_record = 0;
+  SE_CALLOC(err, e->record_slot, n, "recorded slots");
+  SE_CALLOC(err, e->record_frame, n, "recorded frame");
+  for (int64_t k = 0; k < n; k++) {
+    if (local_cell[k] < 0 || local_cell[k] >= e->n_cells)
+      SE_FAIL(err, SE_ERR_ARG, "recorded cell %lld is not one of the engine's %lld cells",
+              (long long)local_cell[k], (long long)e->n_cells);
+    const se_group *g = &e->groups[e->cell_group[local_cell[k]]];
+    if (comp[k] < 0 || comp[k] >= g->n_comp)
+      SE_FAIL(err, SE_ERR_ARG, "recorded compartment %d of cell %lld is not in 0..%d", comp[k],
+              (long long)local_cell[k], g->n_comp - 1);
+    e->record_slot[k] = se_neurons_slot(e, local_cell[k], comp[k]);
+  }
+  e->n_record = n;
+  return SE_OK;
 }
 
-void se_neurons_take_spikes(se_neurons_t e, int64_t *count, const double **time,
-                            const int64_t **cell) {
+int se_neurons_record_begin(se_neurons_t e, se_error *err) { return e->backend->record_begin(e, err); }
+
+int se_neurons_record_end(se_neurons_t e, const double **frame, se_error *err) {
+  SE_TRY(e->backend->record_end(e, err));
+  *frame = e->record_frame;
+  return SE_OK;
+}
+
+int se_neurons_take_spikes(se_neurons_t e, int64_t *count, const double **time,
+                           const int64_t **cell, se_error *err) {
+  SE_TRY(e->backend->collect_spikes(e, err));
   *count = e->n_spikes;
   *time = e->spike_time;
   *cell = e->spike_cell;
   e->n_spikes = 0;
+  return SE_OK;
 }
 
 void se_neurons_destroy(se_neurons_t e) {
   if (!e)
     return;
-  void *arrays[] = {e->groups,   e->topology, e->parent_copy, e->has_hh_copy, e->v,
-                    e->m,        e->h,        e->n,           e->cap,         e->g_axial,
-                    e->d_axial,  e->g_pas,    e->e_pas,       e->gna,         e->gk,
-                    e->gl,       e->el,       e->ena,         e->ek,          e->diag,
-                    e->rhs,      e->cell_group, e->cell_lane, e->v_root_before, e->stim_slot,
-                    e->stim_delay, e->stim_duration, e->stim_amplitude, e->spike_time,
-                    e->spike_cell};
+  if (e->backend)
+    e->backend->detach(e);
+  void *arrays[] = {e->groups,      e->topology,     e->parent_copy,   e->has_hh_copy,
+                    e->v,           e->m,            e->h,             e->n,
+                    e->cap,         e->g_axial,      e->d_axial,       e->g_pas,
+                    e->e_pas,       e->gna,          e->gk,            e->gl,
+                    e->el,          e->ena,          e->ek,            e->diag,
+                    e->rhs,         e->cell_group,   e->cell_lane,     e->stim_slot,
+                    e->stim_cell,   e->stim_comp,    e->stim_delay,    e->stim_duration,
+                    e->stim_amplitude, e->spike_time, e->spike_cell,   e->record_slot,
+                    e->record_frame};
   for (size_t a = 0; a < sizeof arrays / sizeof arrays[0]; a++)
     free(arrays[a]);
   free(e);

@@ -3,8 +3,9 @@
  * order whatever the layout, so flat and interleaved runs give bitwise identical results. */
 #include <math.h>
 
-#include "hh.h"
 #include "neurons_impl.h"
+#include "neurons_math.h"
+#include "se_error.h"
 
 /* The group kernels take the width as a parameter; the always-inlined calls below with a
  * constant width let the compiler unroll and vectorise the lane loops. */
@@ -18,33 +19,27 @@ SE_ALWAYS_INLINE void assemble_group(const struct se_neurons *e, const se_group 
   const double *restrict v = e->v;
   for (int32_t i = 0; i < g->n_comp; i++) {
     const int64_t row = g->base + (int64_t)i * W, k = topo->base + i;
-    const double g_pas = e->g_pas[k], e_pas = e->e_pas[k];
     const double d_const = e->cap[k] * inv_dt + e->d_axial[k];
     if (topo->has_hh[i]) {
-      const double gnabar = e->gna[k], gkbar = e->gk[k], gl = e->gl[k];
-      const double ena = e->ena[k], ek = e->ek[k], el = e->el[k];
       for (int l = 0; l < W; l++) {
         const int64_t s = row + l;
-        const double vs = v[s], m = e->m[s], n = e->n[s];
-        const double gna = gnabar * m * m * m * e->h[s];
-        const double gk = gkbar * n * n * n * n;
-        const double current =
-            g_pas * (vs - e_pas) + gna * (vs - ena) + gk * (vs - ek) + gl * (vs - el);
-        diag[s] = d_const + (g_pas + gna + gk + gl);
-        rhs[s] = -current;
+        se_row r = se_row_hh(v[s], e->m[s], e->h[s], e->n[s], d_const, e->g_pas[k], e->e_pas[k],
+                             e->gna[k], e->gk[k], e->gl[k], e->ena[k], e->ek[k], e->el[k]);
+        diag[s] = r.diag;
+        rhs[s] = r.rhs;
       }
     } else {
       for (int l = 0; l < W; l++) {
-        const int64_t s = row + l;
-        diag[s] = d_const + g_pas;
-        rhs[s] = -(g_pas * (v[s] - e_pas));
+        se_row r = se_row_pas(v[row + l], d_const, e->g_pas[k], e->e_pas[k]);
+        diag[row + l] = r.diag;
+        rhs[row + l] = r.rhs;
       }
     }
   }
   /* current clamps active at the step's midpoint */
   const double t_mid = e->t + 0.5 * e->dt;
   for (int32_t k = g->stim_begin; k < g->stim_end; k++)
-    if (e->stim_delay[k] <= t_mid && t_mid < e->stim_delay[k] + e->stim_duration[k])
+    if (se_iclamp_on(t_mid, e->stim_delay[k], e->stim_duration[k]))
       rhs[e->stim_slot[k]] += e->stim_amplitude[k];
   /* axial currents g (v_p - v) into both ends of each connection */
   for (int32_t i = 1; i < g->n_comp; i++) {
@@ -125,13 +120,67 @@ SE_ALWAYS_INLINE void update_group(const struct se_neurons *e, const se_group *g
     }                                                                          \
   } while (0)
 
-static void assemble_cpu(se_neurons_t e) { SE_FOR_EACH_GROUP(e, assemble_group); }
-static void solve_cpu(se_neurons_t e) { SE_FOR_EACH_GROUP(e, solve_group); }
-static void update_cpu(se_neurons_t e) { SE_FOR_EACH_GROUP(e, update_group); }
+void se_neurons_cpu_assemble(se_neurons_t e) { SE_FOR_EACH_GROUP(e, assemble_group); }
+void se_neurons_cpu_solve(se_neurons_t e) { SE_FOR_EACH_GROUP(e, solve_group); }
+void se_neurons_cpu_update(se_neurons_t e) { SE_FOR_EACH_GROUP(e, update_group); }
+
+/* Per-engine CPU state: the root voltages before the step, for spike detection. */
+typedef struct cpu_data {
+  double *v_root_before;
+} cpu_data;
+
+static int attach_cpu(se_neurons_t e, se_error *err) {
+  cpu_data *d = NULL;
+  SE_CALLOC(err, d, 1, "CPU backend");
+  e->backend_data = d;
+  SE_CALLOC(err, d->v_root_before, e->n_cells, "root voltages");
+  return SE_OK;
+}
+
+static void detach_cpu(se_neurons_t e) {
+  cpu_data *d = e->backend_data;
+  if (d)
+    free(d->v_root_before);
+  free(d);
+  e->backend_data = NULL;
+}
+
+static int step_cpu(se_neurons_t e, se_error *err) {
+  cpu_data *d = e->backend_data;
+  for (int64_t c = 0; c < e->n_cells; c++)
+    d->v_root_before[c] = e->v[se_neurons_slot(e, c, 0)];
+  se_neurons_cpu_assemble(e);
+  se_neurons_cpu_solve(e);
+  se_neurons_cpu_update(e);
+  const double thr = e->spike_threshold;
+  for (int64_t c = 0; c < e->n_cells; c++) {
+    const double before = d->v_root_before[c], after = e->v[se_neurons_slot(e, c, 0)];
+    if (!isfinite(after))
+      SE_FAIL(err, SE_ERR_NUMERIC,
+              "voltage of cell %lld became %g at t = %g ms: reduce dt or check the biophysics",
+              (long long)(e->cell_begin + c), after, e->t + e->dt);
+    if (before < thr && thr <= after)
+      SE_TRY(se_neurons_push_spike(e, se_spike_time(e->t, e->dt, thr, before, after),
+                                   e->cell_begin + c, err));
+  }
+  return SE_OK;
+}
+
+static int record_begin_cpu(se_neurons_t e, se_error *err) {
+  for (int64_t k = 0; k < e->n_record; k++)
+    e->record_frame[k] = e->v[e->record_slot[k]];
+  return SE_OK;
+}
+
+static int nothing_to_wait(se_neurons_t e, se_error *err) { return SE_OK; }
 
 const se_neurons_backend se_neurons_backend_cpu = {
     .name = "cpu",
-    .assemble = assemble_cpu,
-    .solve = solve_cpu,
-    .update = update_cpu,
+    .attach = attach_cpu,
+    .detach = detach_cpu,
+    .step = step_cpu,
+    .record_begin = record_begin_cpu,
+    .record_end = nothing_to_wait,
+    .collect_spikes = nothing_to_wait,
+    .sync_state = nothing_to_wait,
 };

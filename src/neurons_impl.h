@@ -28,21 +28,40 @@ typedef struct se_morph_topology {
   const uint8_t *has_hh; /* [n_comp] 1 where the hh mechanism is present */
 } se_morph_topology;
 
-/* One backend of the neurons engine: the three phases of a time step over all groups. */
+/* One backend of the neurons engine (DESIGN.md Section 6: one function table per object family).
+ * The front end (neurons.c) builds the host arrays in the chosen layout; the backend owns the
+ * time stepping, the recorded frames and the spike buffer. */
 typedef struct se_neurons_backend {
   const char *name;
-  /* currents at v^n, stimulus, matrix assembly (diag, rhs) */
-  void (*assemble)(se_neurons_t engine);
-  /* Hines solve of every group's system: rhs holds dv afterwards */
-  void (*solve)(se_neurons_t engine);
-  /* v += dv, gates at v^{n+1} (cnexp) */
-  void (*update)(se_neurons_t engine);
+  /* takes over the engine's host arrays (the CUDA backend copies them to its device) */
+  int (*attach)(se_neurons_t engine, se_error *err);
+  /* frees what attach allocated */
+  void (*detach)(se_neurons_t engine);
+  /* advances every owned cell by dt, detecting spikes (may return before the work is done) */
+  int (*step)(se_neurons_t engine, se_error *err);
+  /* starts copying the voltages of the recorded slots into engine->record_frame */
+  int (*record_begin)(se_neurons_t engine, se_error *err);
+  /* waits until engine->record_frame holds what record_begin asked for */
+  int (*record_end)(se_neurons_t engine, se_error *err);
+  /* moves the spikes detected so far into engine->spike_time / spike_cell */
+  int (*collect_spikes)(se_neurons_t engine, se_error *err);
+  /* copies the device state back into the host arrays v, m, h, n (no-op on the CPU) */
+  int (*sync_state)(se_neurons_t engine, se_error *err);
 } se_neurons_backend;
 
 extern const se_neurons_backend se_neurons_backend_cpu;
 
+/* The CPU backend's phases, also used by the tests and the CPU benchmark. */
+void se_neurons_cpu_assemble(se_neurons_t engine);
+void se_neurons_cpu_solve(se_neurons_t engine);
+void se_neurons_cpu_update(se_neurons_t engine);
+
+/* Appends one spike (time, global cell) to the engine's host spike list. */
+int se_neurons_push_spike(se_neurons_t engine, double time, int64_t cell, se_error *err);
+
 struct se_neurons {
   const se_neurons_backend *backend;
+  se_neurons_options options;
   se_layout layout;
   int width;
   double dt, t, celsius, q10, spike_threshold;
@@ -59,14 +78,21 @@ struct se_neurons {
    * g_axial is the conductance to the parent, d_axial the sum over the compartment's connections */
   int64_t n_morph_comp;
   double *cap, *g_axial, *d_axial, *g_pas, *e_pas, *gna, *gk, *gl, *el, *ena, *ek;
-  /* per local cell: its group and lane, the root voltage before the step */
+  /* per local cell: its group and lane */
   int64_t *cell_group;
   int32_t *cell_lane;
-  double *v_root_before;
-  /* current clamps, sorted by group: target slot and timing */
+  /* current clamps, sorted by group: target slot and timing; stim_cell and stim_comp give the
+   * cell (local) and compartment of each, and the clamps of one cell are in model order */
   int32_t n_stim;
-  int64_t *stim_slot;
+  int64_t *stim_slot, *stim_cell;
+  int32_t *stim_comp;
   double *stim_delay, *stim_duration, *stim_amplitude;
+  /* recording: slots of the recorded (cell, compartment) pairs and the last frame read */
+  int64_t n_record;
+  int64_t *record_slot;
+  double *record_frame;
+  /* backend state (the CUDA backend's device buffers and streams) */
+  void *backend_data;
   /* spikes found since the last se_neurons_take_spikes */
   int64_t n_spikes, spike_capacity;
   double *spike_time;

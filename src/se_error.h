@@ -4,8 +4,13 @@
 
 #include <mpi.h>
 #include <stdarg.h>
+#include <stdlib.h>
 
 #include "simengine/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* Fills err (when not NULL) with code and a message prefixed by "file:line (func): ", returns code. */
 int se_error_set(se_error *err, se_code code, const char *file, int line, const char *func,
@@ -13,6 +18,10 @@ int se_error_set(se_error *err, se_code code, const char *file, int line, const 
 
 /* Prepends context ("while reading x: ") to an error already set; returns err->code. */
 int se_error_prepend(se_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#ifdef __cplusplus
+}
+#endif
 
 /* Set err and return code from the current function. */
 #define SE_FAIL(err, code, ...) return se_error_set((err), (code), __FILE__, __LINE__, __func__, __VA_ARGS__)

@@ -47,7 +47,10 @@ static int run_hh(double dt, hh_result *res) {
     int64_t n;
     const double *times;
     const int64_t *cells;
-    se_neurons_take_spikes(e, &n, &times, &cells);
+    if (se_neurons_take_spikes(e, &n, &times, &cells, &err) != SE_OK) {
+      fprintf(stderr, "%s\n", err.message);
+      return 1;
+    }
     for (int64_t k = 0; k < n; k++) {
       if (res->spikes == 0)
         res->first = times[k];

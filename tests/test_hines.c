@@ -77,12 +77,12 @@ static double check_layout(se_test_state *st, const se_neuron_model *m, se_layou
   for (int64_t c = 0; c < m->n_cells; c++)
     for (int32_t i = 0; i < n; i++)
       e->v[se_neurons_slot(e, c, i)] = se_test_uniform(&rng, -80.0, 40.0);
-  e->backend->assemble(e);
+  se_neurons_cpu_assemble(e);
   double *a = calloc((size_t)n * n, sizeof *a), *b = calloc((size_t)n, sizeof *b);
   double *diag0 = calloc((size_t)e->n_slots, sizeof *diag0), *rhs0 = calloc((size_t)e->n_slots, sizeof *rhs0);
   memcpy(diag0, e->diag, (size_t)e->n_slots * sizeof *diag0);
   memcpy(rhs0, e->rhs, (size_t)e->n_slots * sizeof *rhs0);
-  e->backend->solve(e);
+  se_neurons_cpu_solve(e);
   double worst = 0.0;
   for (int64_t c = 0; c < m->n_cells; c++) {
     memset(a, 0, (size_t)n * n * sizeof *a);

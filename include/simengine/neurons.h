@@ -111,12 +111,20 @@ typedef enum se_layout {
   SE_LAYOUT_INTERLEAVED = 1  /* groups of same-morphology cells, compartment-major, lane-minor */
 } se_layout;
 
+typedef enum se_backend_kind {
+  SE_BACKEND_CPU = 0,  /* OpenMP threads of this process */
+  SE_BACKEND_CUDA = 1  /* one CUDA device (gpu_device) */
+} se_backend_kind;
+
 typedef struct se_neurons_options {
   se_layout layout;
   int interleave_width;  /* lanes per group in the interleaved layout (default 8) */
+  se_backend_kind backend;
+  int gpu_device;        /* CUDA backend: the device */
+  int gpu_fused;         /* CUDA backend: 1 = one fused kernel per step, 0 = three kernels */
 } se_neurons_options;
 
-/* Default options: interleaved layout of width 8. */
+/* Default options: CPU backend, interleaved layout of width 8, fused GPU kernel. */
 se_neurons_options se_neurons_default_options(void);
 
 /* Builds the engine for cells [cell_begin, cell_end) of model, initialised at t = 0 (v = v_init,
@@ -135,17 +143,44 @@ double se_neurons_time(se_neurons_t engine);
 int64_t se_neurons_cell_count(se_neurons_t engine);
 int64_t se_neurons_compartment_count(se_neurons_t engine);
 
-/* Voltage (mV) of compartment comp of owned cell local_cell (0-based within the slice). */
+/* Name of the engine's backend ("cpu" or "cuda"). */
+const char *se_neurons_backend_name(se_neurons_t engine);
+
+/* Copies the backend's state into host memory so that se_neurons_voltage reads it (needed after
+ * steps on the CUDA backend; free on the CPU backend). Not collective. */
+int se_neurons_sync(se_neurons_t engine, se_error *err);
+
+/* Voltage (mV) of compartment comp of owned cell local_cell (0-based within the slice), as of the
+ * last se_neurons_sync on the CUDA backend. */
 double se_neurons_voltage(se_neurons_t engine, int64_t local_cell, int32_t comp);
 
-/* Copies the voltages of n (local_cell, comp) pairs into out. Not collective. */
-void se_neurons_gather(se_neurons_t engine, int64_t n, const int64_t *local_cell,
-                       const int32_t *comp, double *out);
+/* Sets what each recorded frame holds: the voltages of n (local_cell, comp) pairs, in this order.
+ * Not collective. */
+int se_neurons_set_recording(se_neurons_t engine, int64_t n, const int64_t *local_cell,
+                             const int32_t *comp, se_error *err);
 
-/* Spikes detected since the last call: *count entries of (time ms, global cell index), in
- * detection order; the arrays stay owned by the engine until the next call. */
-void se_neurons_take_spikes(se_neurons_t engine, int64_t *count, const double **time,
-                            const int64_t **cell);
+/* Starts copying the current voltages of the recorded pairs (asynchronous on the CUDA backend:
+ * the copy overlaps the following steps). Not collective. */
+int se_neurons_record_begin(se_neurons_t engine, se_error *err);
+
+/* Waits for the copy started by se_neurons_record_begin; *frame then points to the n values
+ * (owned by the engine, valid until the next se_neurons_record_begin). Not collective. */
+int se_neurons_record_end(se_neurons_t engine, const double **frame, se_error *err);
+
+/* Spikes detected since the last call: *count entries of (time ms, global cell index); the arrays
+ * stay owned by the engine until the next step. Reports a non-finite voltage found by the
+ * backend. Not collective. */
+int se_neurons_take_spikes(se_neurons_t engine, int64_t *count, const double **time,
+                           const int64_t **cell, se_error *err);
+
+/* Number of CUDA devices visible to this process; 0 in a build without CUDA. Not collective. */
+int se_gpu_count(void);
+
+/* The device of a rank's k-th GPU: (node_local_rank * gpus_per_rank + k) modulo the visible
+ * devices, so the ranks of a node spread over its GPUs. SE_ERR_UNSUPPORTED in a build without
+ * CUDA. Not collective. */
+int se_gpu_device_for_rank(int node_local_rank, int gpus_per_rank, int k, int *device,
+                           se_error *err);
 
 /* Frees the engine. */
 void se_neurons_destroy(se_neurons_t engine);

@@ -1,0 +1,301 @@
+/* The CUDA backend of the neurons engine: device buffers, streams and the control of a step;
+ * kernels in neurons_kernels.cu. The cell data stays on the device across steps; only recorded
+ * frames (asynchronously, through a pinned buffer on a copy stream) and spikes come back. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "neurons_cuda.h"
+#include "se_cuda.h"
+
+/* Spikes are drained from the device at least every DRAIN_STEPS steps; a cell spikes at most
+ * once per step, so a buffer of n_cells * DRAIN_STEPS entries never overflows. */
+#define DRAIN_STEPS 64
+
+typedef struct cuda_data {
+  int device;
+  cudaStream_t compute, copy;
+  cudaEvent_t gathered, copied;
+  se_neurons_device dev;
+  double *pinned_frame;
+  int64_t record_capacity;
+  int steps_since_drain;
+  /* host staging for the drain */
+  double *host_spike_time;
+  int64_t *host_spike_cell;
+} cuda_data;
+
+/* Copies n elements of size bytes from host to a new device buffer. */
+static int upload(void *dst_ptr, const void *src, size_t bytes, se_error *err) {
+  void **dst = dst_ptr;
+  SE_CUDA_CHECK(err, cudaMalloc(dst, bytes ? bytes : 8));
+  if (bytes)
+    SE_CUDA_CHECK(err, cudaMemcpy(*dst, src, bytes, cudaMemcpyHostToDevice));
+  return SE_OK;
+}
+
+/* Per-thread clamp lists (CSR over threads, by compartment, model order within) and the cell of
+ * each thread. */
+static int build_thread_maps(se_neurons_t e, int64_t n_threads, int64_t **lane_cell,
+                             int64_t **stim_ptr, int32_t **stim_order, se_error *err) {
+  SE_CALLOC(err, *lane_cell, n_threads, "lane cells");
+  SE_CALLOC(err, *stim_ptr, n_threads + 1, "clamp lists");
+  SE_CALLOC(err, *stim_order, e->n_stim, "clamp order");
+  for (int64_t t = 0; t < n_threads; t++)
+    (*lane_cell)[t] = -1;
+  for (int64_t c = 0; c < e->n_cells; c++)
+    (*lane_cell)[e->cell_group[c] * e->width + e->cell_lane[c]] = c;
+  int64_t *thread_of = NULL;
+  SE_CALLOC(err, thread_of, e->n_stim, "clamp threads");
+  for (int32_t k = 0; k < e->n_stim; k++) {
+    int64_t c = e->stim_cell[k];
+    thread_of[k] = e->cell_group[c] * e->width + e->cell_lane[c];
+    (*stim_ptr)[thread_of[k] + 1]++;
+  }
+  for (int64_t t = 0; t < n_threads; t++)
+    (*stim_ptr)[t + 1] += (*stim_ptr)[t];
+  /* stable insertion by compartment within each thread (few clamps per cell) */
+  int64_t *fill = NULL;
+  SE_CALLOC(err, fill, n_threads, "clamp fill");
+  for (int32_t k = 0; k < e->n_stim; k++) {
+    int64_t t = thread_of[k], at = (*stim_ptr)[t] + fill[t]++;
+    while (at > (*stim_ptr)[t] && e->stim_comp[(*stim_order)[at - 1]] > e->stim_comp[k]) {
+      (*stim_order)[at] = (*stim_order)[at - 1];
+      at--;
+    }
+    (*stim_order)[at] = k;
+  }
+  free(fill);
+  free(thread_of);
+  return SE_OK;
+}
+
+static int attach_cuda(se_neurons_t e, se_error *err) {
+  cuda_data *cd = NULL;
+  SE_CALLOC(err, cd, 1, "CUDA backend");
+  e->backend_data = cd;
+  cd->device = e->options.gpu_device;
+  SE_CUDA_CHECK(err, cudaSetDevice(cd->device));
+  SE_CUDA_CHECK(err, cudaStreamCreateWithFlags(&cd->compute, cudaStreamNonBlocking));
+  SE_CUDA_CHECK(err, cudaStreamCreateWithFlags(&cd->copy, cudaStreamNonBlocking));
+  SE_CUDA_CHECK(err, cudaEventCreateWithFlags(&cd->gathered, cudaEventDisableTiming));
+  SE_CUDA_CHECK(err, cudaEventCreateWithFlags(&cd->copied, cudaEventDisableTiming));
+
+  se_neurons_device *d = &cd->dev;
+  int64_t nm = 0;
+  for (int64_t g = 0; g < e->n_groups; g++)
+    if (e->groups[g].morphology + 1 > nm)
+      nm = e->groups[g].morphology + 1;
+  int64_t *morph_base = NULL;
+  SE_CALLOC(err, morph_base, nm, "morphology bases");
+  for (int64_t m = 0; m < nm; m++)
+    morph_base[m] = e->topology[m].base;
+  d->width = e->width;
+  d->n_groups = e->n_groups;
+  d->n_threads = e->n_groups * e->width;
+  d->dt = e->dt;
+  d->inv_dt = 1.0 / e->dt;
+  d->q10 = e->q10;
+  d->threshold = e->spike_threshold;
+  size_t C = (size_t)e->n_morph_comp, S = (size_t)e->n_slots, D = sizeof(double);
+  int rc = upload(&d->groups, e->groups, (size_t)e->n_groups * sizeof *e->groups, err);
+  if (rc == SE_OK)
+    rc = upload(&d->morph_base, morph_base, (size_t)nm * sizeof *morph_base, err);
+  free(morph_base);
+  SE_TRY(rc);
+  SE_TRY(upload(&d->parent, e->parent_copy, C * sizeof(int32_t), err));
+  SE_TRY(upload(&d->has_hh, e->has_hh_copy, C, err));
+  const double *host_const[] = {e->cap, e->g_axial, e->d_axial, e->g_pas, e->e_pas, e->gna,
+                                e->gk,  e->gl,      e->el,      e->ena,   e->ek};
+  const double **dev_const[] = {&d->cap, &d->g_axial, &d->d_axial, &d->g_pas, &d->e_pas, &d->gna,
+                                &d->gk,  &d->gl,      &d->el,      &d->ena,   &d->ek};
+  for (size_t a = 0; a < sizeof host_const / sizeof host_const[0]; a++)
+    SE_TRY(upload(dev_const[a], host_const[a], C * D, err));
+  double *host_state[] = {e->v, e->m, e->h, e->n, e->diag, e->rhs};
+  double **dev_state[] = {&d->v, &d->m, &d->h, &d->n, &d->diag, &d->rhs};
+  for (size_t a = 0; a < sizeof host_state / sizeof host_state[0]; a++)
+    SE_TRY(upload(dev_state[a], host_state[a], S * D, err));
+
+  int64_t *lane_cell = NULL, *stim_ptr = NULL;
+  int32_t *order = NULL;
+  rc = build_thread_maps(e, d->n_threads, &lane_cell, &stim_ptr, &order, err);
+  int32_t *comp = rc == SE_OK ? malloc((size_t)e->n_stim * sizeof *comp + 1) : NULL;
+  double *sorted = rc == SE_OK ? malloc((size_t)e->n_stim * 3 * D + 1) : NULL;
+  if (rc == SE_OK && (!comp || !sorted))
+    rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__, "out of memory for clamps");
+  if (rc == SE_OK) {
+    for (int32_t j = 0; j < e->n_stim; j++) {
+      comp[j] = e->stim_comp[order[j]];
+      sorted[j] = e->stim_delay[order[j]];
+      sorted[e->n_stim + j] = e->stim_duration[order[j]];
+      sorted[2 * (size_t)e->n_stim + j] = e->stim_amplitude[order[j]];
+    }
+    size_t ns = (size_t)e->n_stim;
+    rc = upload(&d->lane_cell, lane_cell, (size_t)d->n_threads * sizeof(int64_t), err);
+    if (rc == SE_OK)
+      rc = upload(&d->stim_ptr, stim_ptr, ((size_t)d->n_threads + 1) * sizeof(int64_t), err);
+    if (rc == SE_OK)
+      rc = upload(&d->stim_comp, comp, ns * sizeof(int32_t), err);
+    if (rc == SE_OK)
+      rc = upload(&d->stim_delay, sorted, ns * D, err);
+    if (rc == SE_OK)
+      rc = upload(&d->stim_duration, sorted + ns, ns * D, err);
+    if (rc == SE_OK)
+      rc = upload(&d->stim_amplitude, sorted + 2 * ns, ns * D, err);
+  }
+  free(lane_cell);
+  free(stim_ptr);
+  free(order);
+  free(comp);
+  free(sorted);
+  SE_TRY(rc);
+
+  d->spike_capacity = e->n_cells * DRAIN_STEPS + 1024;
+  SE_CUDA_CHECK(err, cudaMalloc((void **)&d->v_root_before, ((size_t)d->n_threads + 1) * D));
+  SE_CUDA_CHECK(err, cudaMalloc((void **)&d->spike_count, sizeof *d->spike_count));
+  SE_CUDA_CHECK(err, cudaMalloc((void **)&d->bad_cell, sizeof *d->bad_cell));
+  SE_CUDA_CHECK(err, cudaMemset(d->spike_count, 0, sizeof *d->spike_count));
+  SE_CUDA_CHECK(err, cudaMemset(d->bad_cell, 0, sizeof *d->bad_cell));
+  SE_CUDA_CHECK(err, cudaMalloc((void **)&d->spike_time, (size_t)d->spike_capacity * D));
+  SE_CUDA_CHECK(err, cudaMalloc((void **)&d->spike_cell, (size_t)d->spike_capacity * sizeof(int64_t)));
+  SE_CALLOC(err, cd->host_spike_time, d->spike_capacity, "spike staging");
+  SE_CALLOC(err, cd->host_spike_cell, d->spike_capacity, "spike staging");
+  return SE_OK;
+}
+
+static void detach_cuda(se_neurons_t e) {
+  cuda_data *cd = e->backend_data;
+  if (!cd)
+    return;
+  cudaSetDevice(cd->device);
+  se_neurons_device *d = &cd->dev;
+  const void *buffers[] = {d->groups,     d->morph_base,   d->parent,      d->has_hh,
+                           d->cap,        d->g_axial,      d->d_axial,     d->g_pas,
+                           d->e_pas,      d->gna,          d->gk,          d->gl,
+                           d->el,         d->ena,          d->ek,          d->v,
+                           d->m,          d->h,            d->n,           d->diag,
+                           d->rhs,        d->lane_cell,    d->stim_ptr,    d->stim_comp,
+                           d->stim_delay, d->stim_duration, d->stim_amplitude, d->v_root_before,
+                           d->spike_count, d->spike_time,  d->spike_cell,  d->bad_cell,
+                           d->record_slot, d->record_buffer};
+  for (size_t a = 0; a < sizeof buffers / sizeof buffers[0]; a++)
+    cudaFree((void *)buffers[a]);
+  cudaFreeHost(cd->pinned_frame);
+  if (cd->compute)
+    cudaStreamDestroy(cd->compute);
+  if (cd->copy)
+    cudaStreamDestroy(cd->copy);
+  if (cd->gathered)
+    cudaEventDestroy(cd->gathered);
+  if (cd->copied)
+    cudaEventDestroy(cd->copied);
+  free(cd->host_spike_time);
+  free(cd->host_spike_cell);
+  free(cd);
+  e->backend_data = NULL;
+}
+
+static int collect_spikes_cuda(se_neurons_t e, se_error *err) {
+  cuda_data *cd = e->backend_data;
+  se_neurons_device *d = &cd->dev;
+  SE_CUDA_CHECK(err, cudaSetDevice(cd->device));
+  SE_CUDA_CHECK(err, cudaStreamSynchronize(cd->compute));
+  unsigned long long count = 0, bad = 0;
+  SE_CUDA_CHECK(err, cudaMemcpy(&count, d->spike_count, sizeof count, cudaMemcpyDeviceToHost));
+  SE_CUDA_CHECK(err, cudaMemcpy(&bad, d->bad_cell, sizeof bad, cudaMemcpyDeviceToHost));
+  cd->steps_since_drain = 0;
+  if (bad)
+    SE_FAIL(err, SE_ERR_NUMERIC,
+            "voltage of cell %lld became non-finite before t = %g ms: reduce dt or check the "
+            "biophysics",
+            (long long)(e->cell_begin + (int64_t)bad - 1), e->t);
+  if (count > (unsigned long long)d->spike_capacity)
+    SE_FAIL(err, SE_ERR_NUMERIC, "%llu spikes overflowed the device buffer of %lld", count,
+            (long long)d->spike_capacity);
+  if (count == 0)
+    return SE_OK;
+  SE_CUDA_CHECK(err, cudaMemcpy(cd->host_spike_time, d->spike_time, count * sizeof(double),
+                                cudaMemcpyDeviceToHost));
+  SE_CUDA_CHECK(err, cudaMemcpy(cd->host_spike_cell, d->spike_cell, count * sizeof(int64_t),
+                                cudaMemcpyDeviceToHost));
+  SE_CUDA_CHECK(err, cudaMemset(d->spike_count, 0, sizeof *d->spike_count));
+  for (unsigned long long k = 0; k < count; k++)
+    SE_TRY(se_neurons_push_spike(e, cd->host_spike_time[k], e->cell_begin + cd->host_spike_cell[k],
+                                 err));
+  return SE_OK;
+}
+
+static int step_cuda(se_neurons_t e, se_error *err) {
+  cuda_data *cd = e->backend_data;
+  SE_CUDA_CHECK(err, cudaSetDevice(cd->device));
+  cudaError_t rc = e->options.gpu_fused ? se_neurons_cuda_step_fused(&cd->dev, e->t, cd->compute)
+                                        : se_neurons_cuda_step_phases(&cd->dev, e->t, cd->compute);
+  if (rc != cudaSuccess)
+    SE_FAIL(err, SE_ERR_CUDA, "time step kernel launch on device %d failed: %s (%s)", cd->device,
+            cudaGetErrorName(rc), cudaGetErrorString(rc));
+  if (++cd->steps_since_drain >= DRAIN_STEPS)
+    SE_TRY(collect_spikes_cuda(e, err));
+  return SE_OK;
+}
+
+static int record_begin_cuda(se_neurons_t e, se_error *err) {
+  cuda_data *cd = e->backend_data;
+  se_neurons_device *d = &cd->dev;
+  SE_CUDA_CHECK(err, cudaSetDevice(cd->device));
+  if (cd->record_capacity != e->n_record || !d->record_slot) {
+    cudaFree((void *)d->record_slot);
+    cudaFree(d->record_buffer);
+    cudaFreeHost(cd->pinned_frame);
+    d->record_slot = NULL;
+    d->record_buffer = NULL;
+    cd->pinned_frame = NULL;
+    SE_TRY(upload(&d->record_slot, e->record_slot, (size_t)e->n_record * sizeof(int64_t), err));
+    SE_CUDA_CHECK(err, cudaMalloc((void **)&d->record_buffer, (size_t)e->n_record * sizeof(double) + 8));
+    SE_CUDA_CHECK(err, cudaMallocHost((void **)&cd->pinned_frame, (size_t)e->n_record * sizeof(double) + 8));
+    d->n_record = e->n_record;
+    cd->record_capacity = e->n_record;
+  }
+  cudaError_t rc = se_neurons_cuda_gather(d, cd->compute);
+  if (rc != cudaSuccess)
+    SE_FAIL(err, SE_ERR_CUDA, "gather kernel launch failed: %s (%s)", cudaGetErrorName(rc),
+            cudaGetErrorString(rc));
+  SE_CUDA_CHECK(err, cudaEventRecord(cd->gathered, cd->compute));
+  SE_CUDA_CHECK(err, cudaStreamWaitEvent(cd->copy, cd->gathered, 0));
+  SE_CUDA_CHECK(err, cudaMemcpyAsync(cd->pinned_frame, d->record_buffer,
+                                     (size_t)e->n_record * sizeof(double), cudaMemcpyDeviceToHost,
+                                     cd->copy));
+  SE_CUDA_CHECK(err, cudaEventRecord(cd->copied, cd->copy));
+  return SE_OK;
+}
+
+static int record_end_cuda(se_neurons_t e, se_error *err) {
+  cuda_data *cd = e->backend_data;
+  SE_CUDA_CHECK(err, cudaSetDevice(cd->device));
+  SE_CUDA_CHECK(err, cudaEventSynchronize(cd->copied));
+  if (e->n_record)
+    memcpy(e->record_frame, cd->pinned_frame, (size_t)e->n_record * sizeof(double));
+  return SE_OK;
+}
+
+static int sync_state_cuda(se_neurons_t e, se_error *err) {
+  cuda_data *cd = e->backend_data;
+  se_neurons_device *d = &cd->dev;
+  SE_CUDA_CHECK(err, cudaSetDevice(cd->device));
+  SE_CUDA_CHECK(err, cudaStreamSynchronize(cd->compute));
+  size_t bytes = (size_t)e->n_slots * sizeof(double);
+  SE_CUDA_CHECK(err, cudaMemcpy(e->v, d->v, bytes, cudaMemcpyDeviceToHost));
+  SE_CUDA_CHECK(err, cudaMemcpy(e->m, d->m, bytes, cudaMemcpyDeviceToHost));
+  SE_CUDA_CHECK(err, cudaMemcpy(e->h, d->h, bytes, cudaMemcpyDeviceToHost));
+  SE_CUDA_CHECK(err, cudaMemcpy(e->n, d->n, bytes, cudaMemcpyDeviceToHost));
+  return SE_OK;
+}
+
+const se_neurons_backend se_neurons_backend_cuda = {
+    .name = "cuda",
+    .attach = attach_cuda,
+    .detach = detach_cuda,
+    .step = step_cuda,
+    .record_begin = record_begin_cuda,
+    .record_end = record_end_cuda,
+    .collect_spikes = collect_spikes_cuda,
+    .sync_state = sync_state_cuda,
+};

@@ -1,0 +1,45 @@
+/* The registry of engine backends: the one place that knows whether this build has CUDA. */
+#include "neurons_impl.h"
+#include "se_error.h"
+
+#ifdef SIMENGINE_HAVE_CUDA
+#include "se_cuda.h"
+extern const se_neurons_backend se_neurons_backend_cuda;
+#endif
+
+const se_neurons_backend *se_neurons_backend_for(const se_neurons_options *opt, se_error *err) {
+  if (opt->backend == SE_BACKEND_CPU)
+    return &se_neurons_backend_cpu;
+#ifdef SIMENGINE_HAVE_CUDA
+  int count = se_cuda_device_count();
+  if (opt->gpu_device < 0 || opt->gpu_device >= count) {
+    se_error_set(err, SE_ERR_CUDA, __FILE__, __LINE__, __func__,
+                 "GPU device %d requested, but %d CUDA device(s) are visible", opt->gpu_device,
+                 count);
+    return NULL;
+  }
+  return &se_neurons_backend_cuda;
+#else
+  se_error_set(err, SE_ERR_UNSUPPORTED, __FILE__, __LINE__, __func__,
+               "GPU device %d requested, but this build has no CUDA backend (configure with a "
+               "CUDA compiler, see docs/development.md)", opt->gpu_device);
+  return NULL;
+#endif
+}
+
+int se_gpu_count(void) {
+#ifdef SIMENGINE_HAVE_CUDA
+  return se_cuda_device_count();
+#else
+  return 0;
+#endif
+}
+
+int se_gpu_device_for_rank(int node_local_rank, int gpus_per_rank, int k, int *device,
+                           se_error *err) {
+#ifdef SIMENGINE_HAVE_CUDA
+  return se_cuda_rank_device(node_local_rank, gpus_per_rank, k, device, err);
+#else
+  SE_FAIL(err, SE_ERR_UNSUPPORTED, "GPUs requested, but this build has no CUDA backend");
+#endif
+}
