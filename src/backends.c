@@ -43,3 +43,13 @@ int se_gpu_device_for_rank(int node_local_rank, int gpus_per_rank, int k, int *d
   SE_FAIL(err, SE_ERR_UNSUPPORTED, "GPUs requested, but this build has no CUDA backend");
 #endif
 }
+
+int se_gpu_copy_bandwidth(int device, size_t bytes, double *bytes_per_second, se_error *err) {
+#ifdef SIMENGINE_HAVE_CUDA
+  SE_CUDA_CHECK(err, cudaSetDevice(device));
+  return se_cuda_copy_bandwidth(bytes, bytes_per_second, err);
+#else
+  SE_FAIL(err, SE_ERR_UNSUPPORTED, "no CUDA backend in this build (device %d, %zu bytes)", device,
+          bytes);
+#endif
+}

@@ -8,10 +8,15 @@
 
 #include "neurons_impl.h"
 #include "se_error.h"
+#include "bench.h"
 #include "swc.h"
 
 static const char *usage =
-    "Usage: simengine-bench hines [options]\n"
+    "Usage: simengine-bench SECTION [options]   (SECTION --help for its options)\n"
+    "  hines   CPU batched Hines solves and time steps, flat and interleaved, 1 and all threads\n"
+    "  step    whole time steps, CPU and GPU backends, against the step's byte floor\n"
+    "\n"
+    "simengine-bench hines [options]\n"
     "\n"
     "Times the CPU neuron engine on populations of one synthetic morphology class (paper 000,\n"
     "Table 1) per row: the Hines solve alone and the whole time step (currents, assembly, solve,\n"
@@ -57,9 +62,7 @@ static double copy_bandwidth(size_t bytes, int threads) {
   return 2.0 * (double)bytes / best;
 }
 
-/* A model of `copies` cells of one morphology with the default biophysics of simengine-prep:
- * hh in soma (1) and axon (2), pas elsewhere. */
-static int bench_model(const se_morphology *mo, int64_t copies, se_neuron_model *m, se_error *err) {
+int se_bench_model(const se_morphology *mo, int64_t copies, se_neuron_model *m, se_error *err) {
   se_neuron_model_init(m);
   m->dt = 0.025;
   m->tstop = 1.0;
@@ -175,7 +178,7 @@ static int bench_hines(int argc, char **argv) {
         continue;
       }
       se_neuron_model model;
-      if (bench_model(&mo, neurons, &model, &err) != SE_OK) {
+      if (se_bench_model(&mo, neurons, &model, &err) != SE_OK) {
         fprintf(stderr, "simengine-bench: %s\n", err.message);
         return 1;
       }
@@ -220,6 +223,8 @@ static int bench_hines(int argc, char **argv) {
 int main(int argc, char **argv) {
   if (argc >= 2 && !strcmp(argv[1], "hines"))
     return bench_hines(argc, argv);
+  if (argc >= 2 && !strcmp(argv[1], "step"))
+    return se_bench_step(argc, argv);
   fputs(usage, argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? stdout : stderr);
   return argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? 0 : 2;
 }

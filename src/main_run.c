@@ -526,7 +526,7 @@ static int run_neurons(const run_options *o, MPI_Comm comm, se_error *err) {
   if ((rc = se_report_close(closing, 1, err)) != SE_OK)
     goto done;
   if (rank == 0 && !o->quiet)
-    printf("simengine: done in %.2f s (read %.2f s, setup %.2f s, run %.2f s = %.1f ns per "
+    printf("simengine: done in %.2f s (read %.2f s, setup %.2f s, run %.2f s = %.3f ns per "
            "compartment-step, output %.2f s)\n"
            "simengine: %lld cells, %lld compartments, %lld spikes -> %s\n",
            MPI_Wtime() - t0, reduced[0], reduced[1], reduced[2],

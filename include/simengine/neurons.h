@@ -6,6 +6,7 @@
 #ifndef SIMENGINE_NEURONS_H
 #define SIMENGINE_NEURONS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "simengine/error.h"
@@ -175,6 +176,11 @@ int se_neurons_take_spikes(se_neurons_t engine, int64_t *count, const double **t
 
 /* Number of CUDA devices visible to this process; 0 in a build without CUDA. Not collective. */
 int se_gpu_count(void);
+
+/* Device-to-device copy bandwidth of CUDA device `device` (bytes read + written per second,
+ * best of several copies of `bytes` bytes): the ceiling GPU figures are printed next to.
+ * SE_ERR_UNSUPPORTED in a build without CUDA. Not collective. */
+int se_gpu_copy_bandwidth(int device, size_t bytes, double *bytes_per_second, se_error *err);
 
 /* The device of a rank's k-th GPU: (node_local_rank * gpus_per_rank + k) modulo the visible
  * devices, so the ranks of a node spread over its GPUs. SE_ERR_UNSUPPORTED in a build without
