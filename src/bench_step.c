@@ -13,11 +13,11 @@ static const char *usage =
     "Usage: simengine-bench step [options]\n"
     "\n"
     "Times whole time steps of populations of one synthetic class per row on the CPU backend\n"
-    "(interleaved, all threads) and, when a GPU is visible, on the CUDA backend (fused kernel and\n"
-    "three kernels, width 32). Prints ns per compartment-step and the ratio of the time to the\n"
-    "step's byte floor at the measured copy bandwidth: the state read and written once (v, m, h,\n"
-    "n: 64 B per hh compartment, v: 16 B per passive one) plus the constants read once (93 B per\n"
-    "compartment of each morphology).\n"
+    "(interleaved, all threads) and, when a GPU is visible, on the CUDA backend (fused kernel,\n"
+    "three kernels and the streaming kernel fused2; width 32). Prints ns per compartment-step and\n"
+    "the ratio of the time to the step's byte floor at the measured copy bandwidth: the state\n"
+    "read and written once (v, m, h, n: 64 B per hh compartment, v: 16 B per passive one) plus\n"
+    "the constants read once (93 B per compartment of each morphology).\n"
     "\n"
     "Options:\n"
     "  --classes LIST   comma list (default: the six classes of paper 000)\n"
@@ -57,34 +57,15 @@ static double time_steps(se_neurons_t e, int steps, se_error *err) {
 int se_bench_step(int argc, char **argv) {
   const char *classes = "small-low,small-high,medium-low,medium-high,big-low,big-high";
   const char *csv_path = NULL;
-  long long neurons = 25600;
-  int steps = 40, with_cpu = 1;
-  for (int i = 2; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      fputs(usage, stdout);
-      return 0;
-    }
-    if (!v) {
-      fprintf(stderr, "simengine-bench step: option %s needs a value\n", a);
-      return 2;
-    }
-    i++;
-    if (!strcmp(a, "--classes"))
-      classes = v;
-    else if (!strcmp(a, "--neurons"))
-      neurons = atoll(v);
-    else if (!strcmp(a, "--steps"))
-      steps = atoi(v);
-    else if (!strcmp(a, "--cpu"))
-      with_cpu = atoi(v);
-    else if (!strcmp(a, "--csv"))
-      csv_path = v;
-    else {
-      fprintf(stderr, "simengine-bench step: unknown option '%s'\n", a);
-      return 2;
-    }
-  }
+  long long neurons = 25600, steps = 40, with_cpu = 1;
+  const se_bench_opt opts[] = {{"--classes", SE_BENCH_STRING, &classes},
+                               {"--neurons", SE_BENCH_INT, &neurons},
+                               {"--steps", SE_BENCH_INT, &steps},
+                               {"--cpu", SE_BENCH_INT, &with_cpu},
+                               {"--csv", SE_BENCH_STRING, &csv_path}};
+  int parsed = se_bench_parse(argc, argv, "step", usage, opts, sizeof opts / sizeof opts[0]);
+  if (parsed >= 0)
+    return parsed;
   if (neurons < 1 || steps < 1) {
     fprintf(stderr, "simengine-bench step: --neurons and --steps must be positive\n");
     return 2;
@@ -125,21 +106,21 @@ int se_bench_step(int argc, char **argv) {
       break;
     }
     double comps = (double)neurons * mo.n_compartments;
-    for (int variant = with_cpu ? 0 : 1; variant < (gpus > 0 ? 3 : 1) && !rc; variant++) {
+    for (int variant = with_cpu ? 0 : 1; variant < (gpus > 0 ? 4 : 1) && !rc; variant++) {
       se_neurons_options opt = se_neurons_default_options();
       const char *name = "cpu";
       double bw = 0.0;
       if (variant > 0) {
         opt.backend = SE_BACKEND_CUDA;
         opt.interleave_width = 32;
-        opt.gpu_fused = variant == 1;
-        name = variant == 1 ? "cuda fused" : "cuda phases";
+        opt.gpu_fused = variant == 3 ? 2 : variant == 1;
+        name = variant == 1 ? "cuda fused" : variant == 2 ? "cuda phases" : "cuda fused2";
         bw = gpu_bw;
       }
       se_neurons_t e = NULL;
       double per_step = -1.0;
       if (se_neurons_create(&model, 0, neurons, &opt, &e, &err) == SE_OK)
-        per_step = time_steps(e, steps, &err);
+        per_step = time_steps(e, (int)steps, &err);
       if (per_step < 0.0) {
         fprintf(stderr, "simengine-bench step: %s\n", err.message);
         rc = 1;

@@ -15,6 +15,7 @@ static const char *usage =
     "Usage: simengine-bench SECTION [options]   (SECTION --help for its options)\n"
     "  hines   CPU batched Hines solves and time steps, flat and interleaved, 1 and all threads\n"
     "  step    whole time steps, CPU and GPU backends, against the step's byte floor\n"
+    "  gpu-hines  GPU batched Hines solves, mono-morphology kernels, against the copy bandwidth\n"
     "\n"
     "simengine-bench hines [options]\n"
     "\n"
@@ -112,37 +113,17 @@ static int bench_hines(int argc, char **argv) {
   const char *classes = "small-low,small-high,medium-low,medium-high,big-low,big-high";
   const char *sizes = "256,2560,25600,256000";
   const char *csv_path = NULL;
-  int threads = omp_get_max_threads();
+  long long threads = omp_get_max_threads(), max_comp = 200000000LL;
   double min_time = 0.3;
-  long long max_comp = 200000000LL;
-  for (int i = 2; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      fputs(usage, stdout);
-      return 0;
-    }
-    if (!v) {
-      fprintf(stderr, "simengine-bench: option %s needs a value\n", a);
-      return 2;
-    }
-    i++;
-    if (!strcmp(a, "--classes"))
-      classes = v;
-    else if (!strcmp(a, "--sizes"))
-      sizes = v;
-    else if (!strcmp(a, "--csv"))
-      csv_path = v;
-    else if (!strcmp(a, "--threads"))
-      threads = atoi(v);
-    else if (!strcmp(a, "--min-time"))
-      min_time = atof(v);
-    else if (!strcmp(a, "--max-compartments"))
-      max_comp = atoll(v);
-    else {
-      fprintf(stderr, "simengine-bench: unknown option '%s'\n", a);
-      return 2;
-    }
-  }
+  const se_bench_opt opts[] = {{"--classes", SE_BENCH_STRING, &classes},
+                               {"--sizes", SE_BENCH_STRING, &sizes},
+                               {"--csv", SE_BENCH_STRING, &csv_path},
+                               {"--threads", SE_BENCH_INT, &threads},
+                               {"--min-time", SE_BENCH_DOUBLE, &min_time},
+                               {"--max-compartments", SE_BENCH_INT, &max_comp}};
+  int parsed = se_bench_parse(argc, argv, "hines", usage, opts, sizeof opts / sizeof opts[0]);
+  if (parsed >= 0)
+    return parsed;
   if (threads < 1) {
     fprintf(stderr, "simengine-bench: --threads must be positive\n");
     return 2;
@@ -152,8 +133,9 @@ static int bench_hines(int argc, char **argv) {
     fprintf(stderr, "simengine-bench: cannot write '%s'\n", csv_path);
     return 1;
   }
-  double bw1 = copy_bandwidth((size_t)1 << 30, 1), bwn = copy_bandwidth((size_t)1 << 30, threads);
-  printf("memory copy bandwidth (memcpy of 1 GiB, read + write): 1 thread %.1f GB/s, %d threads "
+  double bw1 = copy_bandwidth((size_t)1 << 30, 1),
+         bwn = copy_bandwidth((size_t)1 << 30, (int)threads);
+  printf("memory copy bandwidth (memcpy of 1 GiB, read + write): 1 thread %.1f GB/s, %lld threads "
          "%.1f GB/s\n\n",
          bw1 / 1e9, threads, bwn / 1e9);
   printf("%-11s %8s %11s %-11s %3s | %9s %8s %6s | %9s\n", "class", "neurons", "compartments",
@@ -190,7 +172,7 @@ static int bench_hines(int argc, char **argv) {
           fprintf(stderr, "simengine-bench: %s\n", err.message);
           return 1;
         }
-        const int thread_counts[2] = {1, threads};
+        const int thread_counts[2] = {1, (int)threads};
         for (int tc = 0; tc < (threads > 1 ? 2 : 1); tc++) {
           omp_set_num_threads(thread_counts[tc]);
           timing t = time_engine(e, min_time);
@@ -225,6 +207,8 @@ int main(int argc, char **argv) {
     return bench_hines(argc, argv);
   if (argc >= 2 && !strcmp(argv[1], "step"))
     return se_bench_step(argc, argv);
+  if (argc >= 2 && !strcmp(argv[1], "gpu-hines"))
+    return se_bench_gpu_hines(argc, argv);
   fputs(usage, argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? stdout : stderr);
   return argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? 0 : 2;
 }

@@ -1,0 +1,447 @@
+/* simengine-bench gpu-hines: the mono-morphology GPU Hines kernels (cuda/hines_mono.h,
+ * docs/gpu-hines.md) on populations of one synthetic class per row, next to the device copy
+ * bandwidth measured in the same run. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+#ifndef SIMENGINE_HAVE_CUDA
+int se_bench_gpu_hines(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  printf("skipped: no CUDA in this build\n");
+  return 77;
+}
+#else
+
+#include "hines_mono.h"
+#include "se_cuda.h"
+#include "se_error.h"
+#include "swc.h"
+
+static const char *usage =
+    "Usage: simengine-bench gpu-hines [options]\n"
+    "\n"
+    "Times the mono-morphology GPU Hines kernels (docs/gpu-hines.md) on populations of one\n"
+    "synthetic class (paper 000, Table 1) per row: the solve alone, CUDA events, the median of\n"
+    "the solves after one warm-up; d and rhs are put back by a device-to-device copy before\n"
+    "every solve, outside the timed interval. Prints the time per solve, the effective bandwidth\n"
+    "at the floor of 40 B per compartment (u, l, d, rhs read once, the solution written once),\n"
+    "that bandwidth as a fraction of the device copy bandwidth measured at the start, and the\n"
+    "kernel's own byte model (docs/gpu-hines.md) with the fraction of the copy it implies.\n"
+    "Every row's solution is checked against the CPU reference on three systems.\n"
+    "\n"
+    "Options:\n"
+    "  --classes LIST   comma list (default small-low,small-high,medium-low,medium-high,big-low,big-high)\n"
+    "  --sizes LIST     neurons per population (default 256,2560,25600,256000)\n"
+    "  --variants LIST  comma list of variants (default below)\n"
+    "  --min-time S     time each variant for at least S seconds, at least 5 solves (default 0.2)\n"
+    "  --copy-bytes N   buffer size of the copy-bandwidth measurement (default 2147483648)\n"
+    "  --seed N         seed of the random systems (default 1)\n"
+    "  --csv FILE       also write the rows as CSV\n"
+    "\n"
+    "A variant is LAYOUT[-KERNEL][-tT][-sST][-cC][-rR]:\n"
+    "  LAYOUT  flat | full | block32 | block64 | block128 (Block-Interleaved with that BS)\n"
+    "  KERNEL  paper (default: the paper's Flat, Full-Interleaved or Block-Interleaved kernel\n"
+    "          of the layout) | shared (Block-Shared) | stream | auto\n"
+    "  -tT -sST -cC -rR  STREAM settings: threads per CTA (32, 64, 128), pipeline stages (4, 8),\n"
+    "          CTAs per multiprocessor, tail rows (0 = none; default: as many as fit)\n"
+    "Default variants: flat,full,block32,block128,block32-shared,full-stream-r0,\n"
+    "                  block32-stream-r0,full-stream,block32-stream\n";
+
+static const char *default_variants = "flat,full,block32,block128,block32-shared,full-stream-r0,"
+                                      "block32-stream-r0,full-stream,block32-stream";
+
+typedef struct variant {
+  char label[48];
+  se_hines_layout layout;
+  int32_t bs;
+  se_hines_kernel kernel;
+  int has_cfg;
+  se_hines_stream_config cfg;
+} variant;
+
+static int parse_variant(const char *spec, variant *v) {
+  memset(v, 0, sizeof *v);
+  if (strlen(spec) >= sizeof v->label)
+    return -1;
+  snprintf(v->label, sizeof v->label, "%s", spec);
+  char buf[48], *save = NULL;
+  snprintf(buf, sizeof buf, "%s", spec);
+  char *tok = strtok_r(buf, "-", &save);
+  if (!tok)
+    return -1;
+  if (!strcmp(tok, "flat")) {
+    v->layout = SE_HINES_LAYOUT_FLAT;
+    v->bs = 1;
+  } else if (!strcmp(tok, "full")) {
+    v->layout = SE_HINES_LAYOUT_FULL;
+    v->bs = 1;
+  } else if (!strncmp(tok, "block", 5)) {
+    v->layout = SE_HINES_LAYOUT_BLOCK;
+    v->bs = tok[5] ? atoi(tok + 5) : 32;
+    if (v->bs != 32 && v->bs != 64 && v->bs != 128)
+      return -1;
+  } else {
+    return -1;
+  }
+  v->kernel = v->layout == SE_HINES_LAYOUT_FLAT   ? SE_HINES_KERNEL_FLAT
+              : v->layout == SE_HINES_LAYOUT_FULL ? SE_HINES_KERNEL_FULL
+                                                  : SE_HINES_KERNEL_BLOCK;
+  v->cfg = (se_hines_stream_config){0, 0, 0, -1};
+  while ((tok = strtok_r(NULL, "-", &save))) {
+    if (!strcmp(tok, "paper"))
+      continue;
+    if (!strcmp(tok, "shared")) {
+      if (v->layout != SE_HINES_LAYOUT_BLOCK)
+        return -1;
+      v->kernel = SE_HINES_KERNEL_BLOCK_SHARED;
+    } else if (!strcmp(tok, "stream")) {
+      v->kernel = SE_HINES_KERNEL_STREAM;
+    } else if (!strcmp(tok, "auto")) {
+      v->kernel = SE_HINES_KERNEL_AUTO;
+    } else if (strchr("tscr", tok[0]) && tok[1] >= '0' && tok[1] <= '9') {
+      int val = atoi(tok + 1);
+      v->has_cfg = 1;
+      if (tok[0] == 't')
+        v->cfg.threads = val;
+      else if (tok[0] == 's')
+        v->cfg.stages = val;
+      else if (tok[0] == 'c')
+        v->cfg.ctas_per_sm = val;
+      else
+        v->cfg.tail_rows = val;
+    } else {
+      return -1;
+    }
+  }
+  if (v->has_cfg && v->kernel != SE_HINES_KERNEL_STREAM && v->kernel != SE_HINES_KERNEL_AUTO)
+    return -1;
+  return 0;
+}
+
+/* The CPU reference of system s (Algorithm 1 on the generator's values): its solution. */
+static void reference_system(int32_t n, const int32_t *parent, const int32_t *nchild,
+                             uint64_t seed, int64_t s, double *x, double *work) {
+  double *u = work, *l = work + n, *d = work + 2 * (size_t)n;
+  for (int32_t i = 0; i < n; i++)
+    se_hines_random_row(seed, s, i, nchild[i], &u[i], &l[i], &d[i], &x[i]);
+  for (int32_t i = n - 1; i >= 1; i--) {
+    double f = u[i] / d[i];
+    d[parent[i]] -= f * l[i];
+    x[parent[i]] -= f * x[i];
+  }
+  x[0] /= d[0];
+  for (int32_t i = 1; i < n; i++) {
+    x[i] -= l[i] * x[parent[i]];
+    x[i] /= d[i];
+  }
+}
+
+typedef struct result {
+  int ok;            /* measured */
+  char note[400];    /* why not, or the check's failure */
+  se_hines_plan_info info;
+  double ms, err;
+  int reps;
+} result;
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Warm-up, check and timing of one variant on a filled and saved batch. */
+static void run_variant(se_hines_batch *b, const variant *v, int32_t n, int64_t S,
+                        const int32_t *parent, const int32_t *nchild, uint64_t seed,
+                        double min_time, cudaEvent_t e0, cudaEvent_t e1, result *r) {
+  se_error err = {0};
+  memset(r, 0, sizeof *r);
+  const se_hines_stream_config *cfg = v->has_cfg ? &v->cfg : NULL;
+  int rc = se_hines_batch_plan(b, v->kernel, cfg, &r->info, &err);
+  if (rc != SE_OK) {
+    snprintf(r->note, sizeof r->note, "n/a: %.380s", err.message);
+    return;
+  }
+  rc = se_hines_batch_restore(b, &err);
+  if (rc == SE_OK)
+    rc = se_hines_batch_solve(b, v->kernel, cfg, &err);
+  if (rc == SE_OK)
+    rc = se_hines_batch_sync(b, &err);
+  if (rc != SE_OK) {
+    snprintf(r->note, sizeof r->note, "error: %.380s", err.message);
+    return;
+  }
+  /* check three systems against the CPU reference */
+  double *x = malloc((size_t)n * sizeof *x), *ref = malloc((size_t)n * sizeof *ref);
+  double *work = malloc(3 * (size_t)n * sizeof *work);
+  const int64_t probe[3] = {0, S / 2, S - 1};
+  r->err = 0.0;
+  for (int k = 0; k < 3 && rc == SE_OK; k++) {
+    rc = se_hines_batch_download_system(b, 3, probe[k], x, &err);
+    reference_system(n, parent, nchild, seed, probe[k], ref, work);
+    double num = 0.0, den = 0.0;
+    for (int32_t i = 0; i < n; i++) {
+      num += (x[i] - ref[i]) * (x[i] - ref[i]);
+      den += ref[i] * ref[i];
+    }
+    double e = sqrt(num / den);
+    if (!(e <= r->err))
+      r->err = e;
+  }
+  free(x);
+  free(ref);
+  free(work);
+  if (rc != SE_OK) {
+    snprintf(r->note, sizeof r->note, "error: %.380s", err.message);
+    return;
+  }
+  if (!(r->err <= 1e-12))
+    snprintf(r->note, sizeof r->note, "WRONG: relative error %.3g", r->err);
+  /* timed solves */
+  enum { MAX_REPS = 2000 };
+  double *ms = malloc(MAX_REPS * sizeof *ms), total = 0.0;
+  cudaStream_t stream = se_hines_batch_stream(b);
+  int reps = 0;
+  while (reps < MAX_REPS && (reps < 5 || total < min_time)) {
+    float t = 0.0f;
+    rc = se_hines_batch_restore(b, &err);
+    if (rc == SE_OK && cudaEventRecord(e0, stream) != cudaSuccess)
+      rc = SE_ERR_CUDA;
+    if (rc == SE_OK)
+      rc = se_hines_batch_solve(b, v->kernel, cfg, &err);
+    if (rc == SE_OK && (cudaEventRecord(e1, stream) != cudaSuccess ||
+                        cudaEventSynchronize(e1) != cudaSuccess ||
+                        cudaEventElapsedTime(&t, e0, e1) != cudaSuccess)) {
+      rc = SE_ERR_CUDA;
+      snprintf(err.message, sizeof err.message, "timing: %s",
+               cudaGetErrorString(cudaGetLastError()));
+    }
+    if (rc != SE_OK) {
+      snprintf(r->note, sizeof r->note, "error: %.380s", err.message);
+      free(ms);
+      return;
+    }
+    ms[reps++] = t;
+    total += 1e-3 * t;
+  }
+  qsort(ms, (size_t)reps, sizeof *ms, cmp_double);
+  r->ms = reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]);
+  r->reps = reps;
+  r->ok = 1;
+  free(ms);
+}
+
+static void settings_str(const result *r, char *buf, size_t len) {
+  const se_hines_plan_info *p = &r->info;
+  if (p->kernel == SE_HINES_KERNEL_STREAM)
+    snprintf(buf, len, "T%d S%d C%d R%d K%d %s", p->stream.threads, p->stream.stages,
+             p->stream.ctas_per_sm, p->tail_rows, p->slots, p->copy16 ? "c16" : "c8");
+  else
+    snprintf(buf, len, "%d thr/CTA", p->threads_per_cta);
+}
+
+int se_bench_gpu_hines(int argc, char **argv) {
+  const char *classes = "small-low,small-high,medium-low,medium-high,big-low,big-high";
+  const char *sizes = "256,2560,25600,256000";
+  const char *variants = default_variants;
+  const char *csv_path = NULL;
+  double min_time = 0.2;
+  size_t copy_bytes = (size_t)2 << 30;
+  uint64_t seed = 1;
+  for (int i = 2; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      fputs(usage, stdout);
+      return 0;
+    }
+    if (!v) {
+      fprintf(stderr, "simengine-bench gpu-hines: option %s needs a value\n", a);
+      return 2;
+    }
+    i++;
+    if (!strcmp(a, "--classes"))
+      classes = v;
+    else if (!strcmp(a, "--sizes"))
+      sizes = v;
+    else if (!strcmp(a, "--variants"))
+      variants = v;
+    else if (!strcmp(a, "--min-time"))
+      min_time = atof(v);
+    else if (!strcmp(a, "--copy-bytes"))
+      copy_bytes = (size_t)atoll(v);
+    else if (!strcmp(a, "--seed"))
+      seed = (uint64_t)atoll(v);
+    else if (!strcmp(a, "--csv"))
+      csv_path = v;
+    else {
+      fprintf(stderr, "simengine-bench gpu-hines: unknown option '%s'\n", a);
+      return 2;
+    }
+  }
+  /* the variants */
+  variant vars[64];
+  int nv = 0;
+  {
+    char *list = strdup(variants), *save = NULL;
+    for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+      if (nv == 64 || parse_variant(tok, &vars[nv]) != 0) {
+        fprintf(stderr, "simengine-bench gpu-hines: bad variant '%s' (or more than 64)\n%s",
+                tok, usage);
+        free(list);
+        return 2;
+      }
+      nv++;
+    }
+    free(list);
+  }
+  if (se_cuda_device_count() == 0) {
+    printf("skipped: no GPU\n");
+    return 77;
+  }
+  FILE *csv = NULL;
+  if (csv_path && !(csv = fopen(csv_path, "w"))) {
+    fprintf(stderr, "simengine-bench gpu-hines: cannot write '%s'\n", csv_path);
+    return 1;
+  }
+  struct cudaDeviceProp prop;
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&prop, dev) != cudaSuccess) {
+    fprintf(stderr, "simengine-bench gpu-hines: cannot read the device properties\n");
+    return 1;
+  }
+  se_error err = {0};
+  double copy = 0.0;
+  if (se_cuda_copy_bandwidth(copy_bytes, &copy, &err) != SE_OK) {
+    fprintf(stderr, "simengine-bench gpu-hines: %s\n", err.message);
+    return 1;
+  }
+  copy /= 1e9;
+  printf("GPU: %s, %d multiprocessors, L2 %.0f MiB, %zu B shared memory per multiprocessor\n",
+         prop.name, prop.multiProcessorCount, prop.l2CacheSize / 1048576.0,
+         prop.sharedMemPerMultiprocessor);
+  printf("device copy bandwidth (cudaMemcpy device to device of %.2f GiB, read + write): "
+         "%.1f GB/s\n\n",
+         (double)copy_bytes / (1 << 30), copy);
+  printf("%-11s %7s %10s %-24s %-12s %-26s | %9s %8s %6s | %6s %6s | %s\n", "class", "neurons",
+         "compartm.", "variant", "kernel", "settings", "ms/solve", "GB/s@40B", "%copy",
+         "B/comp", "%copy", "check");
+  if (csv)
+    fprintf(csv, "class,neurons,compartments,variant,kernel,threads,stages,ctas_per_sm,"
+                 "tail_rows,slots,copy16,ms_per_solve,solves,gbps_at_40B,copy_gbps,fraction_of_copy,"
+                 "model_bytes,model_fraction_of_copy,max_rel_error\n");
+  cudaEvent_t e0 = NULL, e1 = NULL;
+  if (cudaEventCreate(&e0) != cudaSuccess || cudaEventCreate(&e1) != cudaSuccess) {
+    fprintf(stderr, "simengine-bench gpu-hines: cudaEventCreate failed\n");
+    return 1;
+  }
+  int status = 0;
+  result res[64];
+  char *cls_list = strdup(classes), *save_c = NULL;
+  for (char *cls = strtok_r(cls_list, ",", &save_c); cls; cls = strtok_r(NULL, ",", &save_c)) {
+    se_morphology mo = {0};
+    if (se_morphology_synthetic(cls, 1, &mo, &err) != SE_OK) {
+      fprintf(stderr, "simengine-bench gpu-hines: %s\n", err.message);
+      status = 2;
+      break;
+    }
+    const int32_t n = mo.n_compartments;
+    int32_t *nchild = calloc((size_t)n, sizeof *nchild);
+    for (int32_t i = 1; i < n; i++)
+      nchild[mo.parent[i]]++;
+    char *size_list = strdup(sizes), *save_s = NULL;
+    for (char *sz = strtok_r(size_list, ",", &save_s); sz; sz = strtok_r(NULL, ",", &save_s)) {
+      const int64_t S = atoll(sz);
+      if (S < 1) {
+        fprintf(stderr, "simengine-bench gpu-hines: bad size '%s'\n", sz);
+        status = 2;
+        continue;
+      }
+      for (int k = 0; k < nv; k++)
+        res[k] = (result){0};
+      /* one batch per layout, shared by the variants of that layout */
+      for (int k = 0; k < nv; k++) {
+        int first = 1;
+        for (int j = 0; j < k; j++)
+          if (vars[j].layout == vars[k].layout && vars[j].bs == vars[k].bs)
+            first = 0;
+        if (!first)
+          continue;
+        size_t need = 6 * (size_t)se_hines_array_size(vars[k].layout, n, S, vars[k].bs) * 8;
+        size_t free_b = 0, total_b = 0;
+        cudaMemGetInfo(&free_b, &total_b);
+        se_hines_batch *b = NULL;
+        int rc = SE_OK;
+        if (need + ((size_t)256 << 20) > free_b) {
+          rc = SE_ERR_NOMEM;
+          snprintf(err.message, sizeof err.message, "needs %.1f GB of device memory, %.1f free",
+                   need / 1e9, free_b / 1e9);
+        }
+        if (rc == SE_OK)
+          rc = se_hines_batch_create(mo.parent, n, S, vars[k].layout, vars[k].bs, &b, &err);
+        if (rc == SE_OK)
+          rc = se_hines_batch_fill_random(b, seed, &err);
+        if (rc == SE_OK)
+          rc = se_hines_batch_save(b, &err);
+        if (rc == SE_OK)
+          rc = se_hines_batch_sync(b, &err);
+        for (int j = k; j < nv; j++) {
+          if (vars[j].layout != vars[k].layout || vars[j].bs != vars[k].bs)
+            continue;
+          if (rc != SE_OK)
+            snprintf(res[j].note, sizeof res[j].note, "n/a: %.380s", err.message);
+          else
+            run_variant(b, &vars[j], n, S, mo.parent, nchild, seed, min_time, e0, e1, &res[j]);
+        }
+        se_hines_batch_destroy(b);
+      }
+      const double comps = (double)n * (double)S;
+      for (int k = 0; k < nv; k++) {
+        const result *r = &res[k];
+        if (!r->ok) {
+          printf("%-11s %7lld %10.0f %-24s %s\n", cls, (long long)S, comps, vars[k].label,
+                 r->note);
+          if (strncmp(r->note, "n/a", 3))
+            status = 1;
+          continue;
+        }
+        char settings[64];
+        settings_str(r, settings, sizeof settings);
+        const double gbps = 40.0 * comps / (r->ms * 1e-3) / 1e9;
+        const double model = r->info.model_bytes * comps / (r->ms * 1e-3) / 1e9;
+        const int wrong = r->note[0] != 0;
+        if (wrong)
+          status = 1;
+        printf("%-11s %7lld %10.0f %-24s %-12s %-26s | %9.4f %8.1f %5.1f%% | %6.1f %5.1f%% | %s\n",
+               cls, (long long)S, comps, vars[k].label, se_hines_kernel_name(r->info.kernel),
+               settings, r->ms, gbps, 100.0 * gbps / copy, r->info.model_bytes,
+               100.0 * model / copy, wrong ? r->note : "ok");
+        if (csv)
+          fprintf(csv, "%s,%lld,%.0f,%s,%s,%d,%d,%d,%d,%d,%d,%.6f,%d,%.3f,%.3f,%.4f,%.2f,%.4f,%.3g\n",
+                  cls, (long long)S, comps, vars[k].label, se_hines_kernel_name(r->info.kernel),
+                  r->info.threads_per_cta,
+                  r->info.kernel == SE_HINES_KERNEL_STREAM ? r->info.stream.stages : 0,
+                  r->info.kernel == SE_HINES_KERNEL_STREAM ? r->info.stream.ctas_per_sm : 0,
+                  r->info.tail_rows, r->info.slots, r->info.copy16, r->ms, r->reps, gbps, copy, gbps / copy,
+                  r->info.model_bytes, model / copy, r->err);
+      }
+      fflush(stdout);
+      if (csv)
+        fflush(csv);
+    }
+    free(size_list);
+    free(nchild);
+    se_morphology_free(&mo);
+  }
+  free(cls_list);
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  if (csv)
+    fclose(csv);
+  return status;
+}
+#endif

@@ -1,0 +1,568 @@
+/* Mono-morphology GPU Hines kernels (cuda/hines_mono.h, docs/gpu-hines.md) against the CPU
+ * reference (paper 000, Algorithm 1, plain C below), itself checked against dense LU.
+ *
+ * Trees: the six synthetic classes of paper 000, Table 1, a random tree with many branches, and
+ * edge cases (one row, two rows, a chain, a star). Systems: random, strictly diagonally dominant
+ * (se_hines_random_row), general u != l. Every kernel must give the reference solution within
+ * 1e-12 relative (2-norm per system).
+ *
+ * 1. Host: the reference against dense LU; every kernel's thread code run on the host
+ *    (se_hines_emulate: same index arithmetic, pipeline and branch-point plan as on the
+ *    device) on every layout and many STREAM settings.
+ * 2. GPU (skipped with "skipped: no GPU" and exit 77 without a device): S = 1000 systems (not a
+ *    multiple of any block size), every layout (flat, full, block 32/64/128), every kernel that
+ *    fits the layout, STREAM settings, AUTO; the device generator; S = 1, 33 and 66 (both copy
+ *    modes of STREAM, partial warps); errors. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "se_test.h"
+
+#ifndef SIMENGINE_HAVE_CUDA
+int main(void) {
+  printf("skipped: no CUDA in this build\n");
+  return 77;
+}
+#else
+
+#include "hines_mono.h"
+#include "se_cuda.h"
+#include "se_error.h"
+#include "swc.h"
+
+#define TOL 1e-12
+
+static uint64_t rng_next(uint64_t *state) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* ---- the CPU reference: paper 000, Algorithm 1, one system in contiguous arrays ---- */
+static void cpu_hines(int32_t n, const int32_t *p, const double *u, const double *l, double *d,
+                      double *rhs) {
+  for (int32_t i = n - 1; i >= 1; i--) {
+    double f = u[i] / d[i];
+    d[p[i]] -= f * l[i];
+    rhs[p[i]] -= f * rhs[i];
+  }
+  rhs[0] /= d[0];
+  for (int32_t i = 1; i < n; i++) {
+    rhs[i] -= l[i] * rhs[p[i]];
+    rhs[i] /= d[i];
+  }
+}
+
+/* Dense LU with partial pivoting of the matrix of hines_mono.h's convention; b becomes x. */
+static void dense_solve(int32_t n, const int32_t *p, const double *u, const double *l,
+                        const double *d, double *b) {
+  double *a = calloc((size_t)n * n, sizeof *a);
+  for (int32_t i = 0; i < n; i++) {
+    a[(size_t)i * n + i] = d[i];
+    if (i > 0) {
+      a[(size_t)i * n + p[i]] = l[i]; /* row i, column p(i) */
+      a[(size_t)p[i] * n + i] = u[i]; /* row p(i), column i */
+    }
+  }
+  for (int32_t k = 0; k < n; k++) {
+    int32_t piv = k;
+    for (int32_t i = k + 1; i < n; i++)
+      if (fabs(a[(size_t)i * n + k]) > fabs(a[(size_t)piv * n + k]))
+        piv = i;
+    if (piv != k) {
+      for (int32_t j = 0; j < n; j++) {
+        double t = a[(size_t)k * n + j];
+        a[(size_t)k * n + j] = a[(size_t)piv * n + j];
+        a[(size_t)piv * n + j] = t;
+      }
+      double t = b[k];
+      b[k] = b[piv];
+      b[piv] = t;
+    }
+    for (int32_t i = k + 1; i < n; i++) {
+      double f = a[(size_t)i * n + k] / a[(size_t)k * n + k];
+      if (f == 0.0)
+        continue;
+      for (int32_t j = k; j < n; j++)
+        a[(size_t)i * n + j] -= f * a[(size_t)k * n + j];
+      b[i] -= f * b[k];
+    }
+  }
+  for (int32_t i = n - 1; i >= 0; i--) {
+    double s = b[i];
+    for (int32_t j = i + 1; j < n; j++)
+      s -= a[(size_t)i * n + j] * b[j];
+    b[i] = s / a[(size_t)i * n + i];
+  }
+  free(a);
+}
+
+static double rel_err(int32_t n, const double *x, const double *ref) {
+  double num = 0.0, den = 0.0;
+  for (int32_t i = 0; i < n; i++) {
+    num += (x[i] - ref[i]) * (x[i] - ref[i]);
+    den += ref[i] * ref[i];
+  }
+  return den > 0.0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* ---- trees ---- */
+typedef struct tree {
+  char name[32];
+  int32_t n;
+  int32_t *parent;
+} tree;
+
+static void children_of(const tree *t, int32_t *nchild) {
+  memset(nchild, 0, (size_t)t->n * sizeof *nchild);
+  for (int32_t i = 1; i < t->n; i++)
+    nchild[t->parent[i]]++;
+}
+
+static tree make_tree(const char *name, int32_t n) {
+  tree t;
+  snprintf(t.name, sizeof t.name, "%s", name);
+  t.n = n;
+  t.parent = malloc((size_t)n * sizeof *t.parent);
+  t.parent[0] = -1;
+  return t;
+}
+
+/* The systems of a batch, host side, FLAT layout (s n + i), and their reference solutions. */
+typedef struct systems {
+  int32_t n;
+  int64_t S;
+  double *u, *l, *d, *rhs, *x;
+} systems;
+
+static systems make_systems(const tree *t, int64_t S, uint64_t seed) {
+  systems y = {t->n, S, NULL, NULL, NULL, NULL, NULL};
+  size_t N = (size_t)t->n * (size_t)S;
+  y.u = malloc(N * sizeof(double));
+  y.l = malloc(N * sizeof(double));
+  y.d = malloc(N * sizeof(double));
+  y.rhs = malloc(N * sizeof(double));
+  y.x = malloc(N * sizeof(double));
+  int32_t *nchild = malloc((size_t)t->n * sizeof *nchild);
+  children_of(t, nchild);
+  double *dd = malloc((size_t)t->n * sizeof *dd);
+  for (int64_t s = 0; s < S; s++) {
+    size_t o = (size_t)s * t->n;
+    for (int32_t i = 0; i < t->n; i++)
+      se_hines_random_row(seed, s, i, nchild[i], &y.u[o + i], &y.l[o + i], &y.d[o + i],
+                          &y.rhs[o + i]);
+    memcpy(dd, y.d + o, (size_t)t->n * sizeof *dd);
+    memcpy(y.x + o, y.rhs + o, (size_t)t->n * sizeof *dd);
+    cpu_hines(t->n, t->parent, y.u + o, y.l + o, dd, y.x + o);
+  }
+  free(dd);
+  free(nchild);
+  return y;
+}
+
+static void free_systems(systems *y) {
+  free(y->u);
+  free(y->l);
+  free(y->d);
+  free(y->rhs);
+  free(y->x);
+}
+
+/* Largest relative error over the systems of x (arranged in `layout`) against the reference;
+ * *bitwise counts the systems equal to the reference bit for bit. */
+static double max_err(const systems *y, const double *x, se_hines_layout layout, int32_t bs,
+                      int *bitwise) {
+  double worst = 0.0;
+  double *xs = malloc((size_t)y->n * sizeof *xs);
+  *bitwise = 0;
+  for (int64_t s = 0; s < y->S; s++) {
+    for (int32_t i = 0; i < y->n; i++)
+      xs[i] = x[se_hines_index(layout, y->n, y->S, bs, s, i)];
+    const double *ref = y->x + (size_t)s * y->n;
+    double e = rel_err(y->n, xs, ref);
+    if (!(e <= worst)) /* NaN propagates */
+      worst = e;
+    if (!memcmp(xs, ref, (size_t)y->n * sizeof *xs))
+      (*bitwise)++;
+  }
+  free(xs);
+  return worst;
+}
+
+/* The arrays of y rearranged into layout (BLOCK padded). */
+static double *to_layout(const systems *y, const double *flat, se_hines_layout layout,
+                         int32_t bs) {
+  int64_t size = se_hines_array_size(layout, y->n, y->S, bs);
+  double *a = calloc((size_t)size, sizeof *a);
+  for (int64_t s = 0; s < y->S; s++)
+    for (int32_t i = 0; i < y->n; i++)
+      a[se_hines_index(layout, y->n, y->S, bs, s, i)] = flat[(size_t)s * y->n + i];
+  return a;
+}
+
+typedef struct layout_case {
+  se_hines_layout layout;
+  int32_t bs;
+  const char *name;
+} layout_case;
+
+static const layout_case layouts[] = {
+    {SE_HINES_LAYOUT_FLAT, 1, "flat"},        {SE_HINES_LAYOUT_FULL, 1, "full"},
+    {SE_HINES_LAYOUT_BLOCK, 32, "block32"},   {SE_HINES_LAYOUT_BLOCK, 64, "block64"},
+    {SE_HINES_LAYOUT_BLOCK, 128, "block128"},
+};
+#define N_LAYOUTS (int)(sizeof layouts / sizeof layouts[0])
+
+/* The STREAM settings under test: threads x stages with the largest tail, no tail, a one-row
+ * tail, half the rows, and smaller shared-memory shares (3 and 2 CTAs per multiprocessor). */
+static int stream_cases(int32_t n, se_hines_stream_config *c) {
+  int k = 0;
+  const int threads[3] = {32, 64, 128}, stages[2] = {4, 8};
+  for (int a = 0; a < 3; a++)
+    for (int b = 0; b < 2; b++)
+      c[k++] = (se_hines_stream_config){threads[a], stages[b], 1, -1};
+  c[k++] = (se_hines_stream_config){64, 8, 1, 0};
+  c[k++] = (se_hines_stream_config){128, 4, 1, 0};
+  c[k++] = (se_hines_stream_config){32, 8, 1, 1};
+  c[k++] = (se_hines_stream_config){64, 4, 1, n / 2};
+  c[k++] = (se_hines_stream_config){128, 4, 3, -1};
+  c[k++] = (se_hines_stream_config){128, 4, 2, -1};
+  return k;
+}
+
+static const char *cfg_str(const se_hines_stream_config *c, char *buf, size_t len) {
+  snprintf(buf, len, "T%d/ST%d/C%d/R%d", c->threads, c->stages, c->ctas_per_sm, c->tail_rows);
+  return buf;
+}
+
+/* Plans that may not fit the shared memory: Block-Shared on big trees (n x BS doubles), and
+ * STREAM with little or no tail on the random tree, whose many pending branch points need more
+ * accumulator slots than a small share of the shared memory holds. */
+static int may_be_unsupported(const tree *t, se_hines_kernel k, const se_hines_stream_config *c) {
+  return k == SE_HINES_KERNEL_BLOCK_SHARED ||
+         (k == SE_HINES_KERNEL_STREAM && c && !strcmp(t->name, "random") &&
+          (c->tail_rows >= 0 || c->ctas_per_sm > 1));
+}
+
+/* ---- 1. host checks ---- */
+
+static void check_reference(se_test_state *st) {
+  uint64_t rng = 7;
+  double worst = 0.0;
+  for (int32_t n = 1; n <= 60; n += (n < 8 ? 1 : 13)) {
+    tree t = make_tree("dense", n);
+    for (int32_t i = 1; i < n; i++)
+      t.parent[i] = rng_next(&rng) % 3 == 0 ? (int32_t)(rng_next(&rng) % (uint64_t)i) : i - 1;
+    systems y = make_systems(&t, 3, 11);
+    for (int64_t s = 0; s < y.S; s++) {
+      size_t o = (size_t)s * n;
+      double *b = malloc((size_t)n * sizeof *b);
+      memcpy(b, y.rhs + o, (size_t)n * sizeof *b);
+      dense_solve(n, t.parent, y.u + o, y.l + o, y.d + o, b);
+      double e = rel_err(n, y.x + o, b);
+      if (e > worst)
+        worst = e;
+      SE_EXPECT(st, e <= TOL, "reference vs dense LU: n %d system %lld error %.3g", n,
+                (long long)s, e);
+      free(b);
+    }
+    free_systems(&y);
+    free(t.parent);
+  }
+  printf("reference (Algorithm 1) vs dense LU, n = 1..60: max relative error %.2e\n", worst);
+}
+
+static void emulate_one(se_test_state *st, const tree *t, const systems *y, const layout_case *lc,
+                        se_hines_kernel k, const se_hines_stream_config *cfg, double *worst) {
+  se_error err = {0};
+  double *u = to_layout(y, y->u, lc->layout, lc->bs), *l = to_layout(y, y->l, lc->layout, lc->bs);
+  double *d = to_layout(y, y->d, lc->layout, lc->bs);
+  double *r = to_layout(y, y->rhs, lc->layout, lc->bs);
+  char buf[64] = "";
+  int rc = se_hines_emulate(t->parent, t->n, y->S, lc->layout, lc->bs, k, cfg, u, l, d, r,
+                                 &err);
+  if (rc == SE_ERR_UNSUPPORTED) {
+    SE_EXPECT(st, may_be_unsupported(t, k, cfg), "%s %s %s %s: unsupported: %s", t->name,
+              lc->name, se_hines_kernel_name(k), cfg ? cfg_str(cfg, buf, sizeof buf) : "",
+              err.message);
+  } else {
+    SE_EXPECT(st, rc == SE_OK, "emulation %s %s %s %s: %s", t->name, lc->name,
+              se_hines_kernel_name(k), cfg ? cfg_str(cfg, buf, sizeof buf) : "", err.message);
+    int bitwise = 0;
+    double e = max_err(y, r, lc->layout, lc->bs, &bitwise);
+    SE_EXPECT(st, e <= TOL, "emulation %s %s %s %s: max relative error %.3g", t->name, lc->name,
+              se_hines_kernel_name(k), cfg ? cfg_str(cfg, buf, sizeof buf) : "", e);
+    if (k != SE_HINES_KERNEL_STREAM)
+      SE_EXPECT(st, bitwise == y->S, "emulation %s %s %s: %d of %lld systems bitwise equal to "
+                "the reference", t->name, lc->name, se_hines_kernel_name(k), bitwise,
+                (long long)y->S);
+    if (e > *worst || e != e)
+      *worst = e;
+  }
+  free(u);
+  free(l);
+  free(d);
+  free(r);
+}
+
+static void check_emulation(se_test_state *st, const tree *trees, int n_trees) {
+  double worst = 0.0;
+  int runs = 0;
+  for (int ti = 0; ti < n_trees; ti++) {
+    const tree *t = &trees[ti];
+    systems y = make_systems(t, 100, 1234 + (uint64_t)ti);
+    for (int li = 0; li < N_LAYOUTS; li++) {
+      const layout_case *lc = &layouts[li];
+      const se_hines_kernel paper = lc->layout == SE_HINES_LAYOUT_FLAT   ? SE_HINES_KERNEL_FLAT
+                                    : lc->layout == SE_HINES_LAYOUT_FULL ? SE_HINES_KERNEL_FULL
+                                                                         : SE_HINES_KERNEL_BLOCK;
+      emulate_one(st, t, &y, lc, paper, NULL, &worst);
+      runs++;
+      if (lc->layout == SE_HINES_LAYOUT_BLOCK) {
+        emulate_one(st, t, &y, lc, SE_HINES_KERNEL_BLOCK_SHARED, NULL, &worst);
+        runs++;
+      }
+      se_hines_stream_config cfgs[16];
+      int nc = stream_cases(t->n, cfgs);
+      for (int c = 0; c < nc; c++) {
+        if (lc->layout == SE_HINES_LAYOUT_BLOCK && lc->bs != 32 && c % 3 != 0)
+          continue; /* block64/128: a third of the settings is enough */
+        emulate_one(st, t, &y, lc, SE_HINES_KERNEL_STREAM, &cfgs[c], &worst);
+        runs++;
+      }
+    }
+    free_systems(&y);
+  }
+  printf("host emulation of the kernels: %d solves of 100 systems, max relative error %.2e\n",
+         runs, worst);
+}
+
+/* ---- 2. GPU checks ---- */
+
+static void gpu_solve_check(se_test_state *st, se_hines_batch *b, const tree *t,
+                            const systems *y, const layout_case *lc, se_hines_kernel k,
+                            const se_hines_stream_config *cfg, double *x, double *worst) {
+  se_error err = {0};
+  char buf[64] = "";
+  const char *cs = cfg ? cfg_str(cfg, buf, sizeof buf) : "auto settings";
+  se_hines_plan_info info;
+  int rc = se_hines_batch_plan(b, k, cfg, &info, &err);
+  if (rc == SE_ERR_UNSUPPORTED && may_be_unsupported(t, k, cfg))
+    return;
+  SE_EXPECT(st, rc == SE_OK, "plan %s %s %s %s: %s", t->name, lc->name, se_hines_kernel_name(k),
+            cs, err.message);
+  if (rc != SE_OK)
+    return;
+  rc = se_hines_batch_restore(b, &err);
+  if (rc == SE_OK)
+    rc = se_hines_batch_solve(b, k, cfg, &err);
+  if (rc == SE_OK)
+    rc = se_hines_batch_sync(b, &err);
+  if (rc == SE_OK)
+    rc = se_hines_batch_download(b, SE_HINES_LAYOUT_FLAT, x, &err);
+  SE_EXPECT(st, rc == SE_OK, "GPU %s %s %s %s: %s", t->name, lc->name, se_hines_kernel_name(k),
+            cs, err.message);
+  if (rc != SE_OK)
+    return;
+  int bitwise = 0;
+  double e = max_err(y, x, SE_HINES_LAYOUT_FLAT, 1, &bitwise);
+  SE_EXPECT(st, e <= TOL, "GPU %s %s %s (resolved %s) %s: max relative error %.3g", t->name,
+            lc->name, se_hines_kernel_name(k), se_hines_kernel_name(info.kernel), cs, e);
+  if (info.kernel != SE_HINES_KERNEL_STREAM)
+    SE_EXPECT(st, bitwise == y->S, "GPU %s %s %s: %d of %lld systems bitwise equal to the CPU "
+              "reference", t->name, lc->name, se_hines_kernel_name(k), bitwise,
+              (long long)y->S);
+  if (e > *worst || e != e)
+    *worst = e;
+}
+
+static void check_gpu_tree(se_test_state *st, const tree *t, int64_t S, uint64_t seed,
+                           int all_settings) {
+  systems y = make_systems(t, S, seed);
+  double *x = malloc((size_t)t->n * (size_t)S * sizeof *x);
+  for (int li = 0; li < N_LAYOUTS; li++) {
+    const layout_case *lc = &layouts[li];
+    se_error err = {0};
+    se_hines_batch *b = NULL;
+    int rc = se_hines_batch_create(t->parent, t->n, S, lc->layout, lc->bs, &b, &err);
+    if (rc == SE_OK)
+      rc = se_hines_batch_upload(b, SE_HINES_LAYOUT_FLAT, y.u, y.l, y.d, y.rhs, &err);
+    if (rc == SE_OK)
+      rc = se_hines_batch_save(b, &err);
+    SE_EXPECT(st, rc == SE_OK, "GPU batch %s %s: %s", t->name, lc->name, err.message);
+    if (rc != SE_OK) {
+      se_hines_batch_destroy(b);
+      continue;
+    }
+    double w_paper = 0.0, w_shared = 0.0, w_stream = 0.0, w_auto = 0.0;
+    const se_hines_kernel paper = lc->layout == SE_HINES_LAYOUT_FLAT   ? SE_HINES_KERNEL_FLAT
+                                  : lc->layout == SE_HINES_LAYOUT_FULL ? SE_HINES_KERNEL_FULL
+                                                                       : SE_HINES_KERNEL_BLOCK;
+    gpu_solve_check(st, b, t, &y, lc, paper, NULL, x, &w_paper);
+    if (lc->layout == SE_HINES_LAYOUT_BLOCK)
+      gpu_solve_check(st, b, t, &y, lc, SE_HINES_KERNEL_BLOCK_SHARED, NULL, x, &w_shared);
+    gpu_solve_check(st, b, t, &y, lc, SE_HINES_KERNEL_AUTO, NULL, x, &w_auto);
+    gpu_solve_check(st, b, t, &y, lc, SE_HINES_KERNEL_STREAM, NULL, x, &w_stream);
+    se_hines_stream_config cfgs[16];
+    int nc = stream_cases(t->n, cfgs);
+    for (int c = 0; c < nc; c++)
+      if (all_settings || c % 4 == 0)
+        gpu_solve_check(st, b, t, &y, lc, SE_HINES_KERNEL_STREAM, &cfgs[c], x, &w_stream);
+    /* u and l are kept by every kernel */
+    double *ul = malloc((size_t)t->n * sizeof *ul);
+    for (int a = 0; a < 2; a++) {
+      int64_t s = S - 1;
+      rc = se_hines_batch_download_system(b, a, s, ul, &err);
+      SE_EXPECT(st, rc == SE_OK, "download_system: %s", err.message);
+      const double *want = (a == 0 ? y.u : y.l) + (size_t)s * t->n;
+      SE_EXPECT(st, rc != SE_OK || !memcmp(ul, want, (size_t)t->n * sizeof *ul),
+                "%s %s: array %s changed by the solves", t->name, lc->name, a ? "l" : "u");
+    }
+    free(ul);
+    printf("GPU %-12s n %4d S %5lld %-8s | paper %.1e | shared %.1e | stream %.1e | auto %.1e\n",
+           t->name, t->n, (long long)S, lc->name, w_paper, w_shared, w_stream, w_auto);
+    se_hines_batch_destroy(b);
+  }
+  free(x);
+  free_systems(&y);
+}
+
+/* The device generator against the host one, then a STREAM solve of those systems. */
+static void check_gpu_fill(se_test_state *st, const tree *t) {
+  const int64_t S = 777;
+  const uint64_t seed = 99;
+  se_error err = {0};
+  se_hines_batch *b = NULL;
+  int rc = se_hines_batch_create(t->parent, t->n, S, SE_HINES_LAYOUT_BLOCK, 64, &b, &err);
+  if (rc == SE_OK)
+    rc = se_hines_batch_fill_random(b, seed, &err);
+  if (rc == SE_OK)
+    rc = se_hines_batch_sync(b, &err);
+  SE_EXPECT(st, rc == SE_OK, "fill_random: %s", err.message);
+  if (rc != SE_OK) {
+    se_hines_batch_destroy(b);
+    return;
+  }
+  systems y = make_systems(t, S, seed);
+  double *got = malloc((size_t)t->n * sizeof *got);
+  const int64_t probe[3] = {0, S / 2, S - 1};
+  for (int k = 0; k < 3; k++) {
+    const int64_t s = probe[k];
+    const double *want[4] = {y.u + (size_t)s * t->n, y.l + (size_t)s * t->n,
+                             y.d + (size_t)s * t->n, y.rhs + (size_t)s * t->n};
+    for (int a = 0; a < 4; a++) {
+      rc = se_hines_batch_download_system(b, a, s, got, &err);
+      SE_EXPECT(st, rc == SE_OK && !memcmp(got, want[a], (size_t)t->n * sizeof *got),
+                "device generator: array %d of system %lld differs from the host's (%s)", a,
+                (long long)s, err.message);
+    }
+  }
+  rc = se_hines_batch_solve(b, SE_HINES_KERNEL_AUTO, NULL, &err);
+  if (rc == SE_OK)
+    rc = se_hines_batch_sync(b, &err);
+  SE_EXPECT(st, rc == SE_OK, "solve after fill_random: %s", err.message);
+  for (int k = 0; k < 3 && rc == SE_OK; k++) {
+    rc = se_hines_batch_download_system(b, 3, probe[k], got, &err);
+    double e = rel_err(t->n, got, y.x + (size_t)probe[k] * t->n);
+    SE_EXPECT(st, rc == SE_OK && e <= TOL, "solve after fill_random: system %lld error %.3g",
+              (long long)probe[k], e);
+  }
+  free(got);
+  free_systems(&y);
+  se_hines_batch_destroy(b);
+}
+
+static void check_gpu_errors(se_test_state *st, const tree *t) {
+  se_error err = {0};
+  se_hines_batch *b = NULL;
+  int32_t bad[3] = {-1, 0, 2};
+  SE_EXPECT(st, se_hines_batch_create(bad, 3, 10, SE_HINES_LAYOUT_FULL, 0, &b, &err) == SE_ERR_ARG,
+            "a parent after its child was accepted");
+  SE_EXPECT(st, strstr(err.message, "parent[2] = 2") != NULL, "message: %s", err.message);
+  SE_EXPECT(st, se_hines_batch_create(t->parent, t->n, 10, SE_HINES_LAYOUT_BLOCK, 48, &b, &err) ==
+                    SE_ERR_ARG,
+            "block size 48 was accepted");
+  int rc = se_hines_batch_create(t->parent, t->n, 10, SE_HINES_LAYOUT_FULL, 0, &b, &err);
+  SE_EXPECT(st, rc == SE_OK, "create: %s", err.message);
+  if (rc == SE_OK) {
+    SE_EXPECT(st, se_hines_batch_solve(b, SE_HINES_KERNEL_BLOCK, NULL, &err) == SE_ERR_ARG,
+              "the Block kernel ran on a full batch");
+    SE_EXPECT(st, strstr(err.message, "block layout") != NULL, "message: %s", err.message);
+    se_hines_stream_config c = {48, 8, 1, -1};
+    SE_EXPECT(st, se_hines_batch_solve(b, SE_HINES_KERNEL_STREAM, &c, &err) == SE_ERR_ARG,
+              "48 threads per CTA were accepted");
+    SE_EXPECT(st, se_hines_batch_restore(b, &err) == SE_ERR_ARG, "restore without save");
+  }
+  se_hines_batch_destroy(b);
+}
+
+int main(void) {
+  se_test_state st = {0, 0};
+  const char *classes[6] = {"small-low", "small-high", "medium-low", "medium-high", "big-low",
+                            "big-high"};
+  tree trees[12];
+  int n_trees = 0;
+  for (int c = 0; c < 6; c++) {
+    se_morphology m = {0};
+    se_error err = {0};
+    if (se_morphology_synthetic(classes[c], 1, &m, &err) != SE_OK) {
+      fprintf(stderr, "%s\n", err.message);
+      return 1;
+    }
+    tree t = make_tree(classes[c], m.n_compartments);
+    memcpy(t.parent, m.parent, (size_t)m.n_compartments * sizeof *t.parent);
+    trees[n_trees++] = t;
+    se_morphology_free(&m);
+  }
+  uint64_t rng = 2024;
+  tree r = make_tree("random", 500); /* many branches: half the rows start a new branch */
+  for (int32_t i = 1; i < r.n; i++)
+    r.parent[i] = rng_next(&rng) % 2 ? (int32_t)(rng_next(&rng) % (uint64_t)i) : i - 1;
+  trees[n_trees++] = r;
+  tree one = make_tree("one-row", 1);
+  trees[n_trees++] = one;
+  tree two = make_tree("two-rows", 2);
+  two.parent[1] = 0;
+  trees[n_trees++] = two;
+  tree chain = make_tree("chain", 300);
+  for (int32_t i = 1; i < chain.n; i++)
+    chain.parent[i] = i - 1;
+  trees[n_trees++] = chain;
+  tree star = make_tree("star", 64);
+  for (int32_t i = 1; i < star.n; i++)
+    star.parent[i] = 0;
+  trees[n_trees++] = star;
+
+  check_reference(&st);
+  check_emulation(&st, trees, n_trees);
+
+  int devices = se_cuda_device_count();
+  if (devices == 0) {
+    int rc = se_test_finish(&st, "gpu_hines (host part)");
+    if (rc)
+      return rc;
+    printf("skipped: no GPU\n");
+    for (int k = 0; k < n_trees; k++)
+      free(trees[k].parent);
+    return 77;
+  }
+  struct cudaDeviceProp prop;
+  if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess)
+    printf("GPU: %s, %d multiprocessors, %zu bytes of shared memory per multiprocessor\n",
+           prop.name, prop.multiProcessorCount, prop.sharedMemPerMultiprocessor);
+  for (int k = 0; k < n_trees; k++)
+    check_gpu_tree(&st, &trees[k], 1000, 555 + (uint64_t)k, k < 7);
+  check_gpu_tree(&st, &trees[5], 1, 3, 0);
+  check_gpu_tree(&st, &trees[6], 33, 4, 0);  /* full: odd S, 8-byte copies; block: 1 lane */
+  check_gpu_tree(&st, &trees[3], 66, 5, 0);  /* full: even S, a last warp of 2 systems */
+  check_gpu_fill(&st, &trees[4]);
+  check_gpu_errors(&st, &trees[1]);
+  for (int k = 0; k < n_trees; k++)
+    free(trees[k].parent);
+  return se_test_finish(&st, "gpu_hines");
+}
+#endif
