@@ -251,38 +251,23 @@ int se_bench_gpu_hines(int argc, char **argv) {
   const char *variants = default_variants;
   const char *csv_path = NULL;
   double min_time = 0.2;
-  size_t copy_bytes = (size_t)2 << 30;
-  uint64_t seed = 1;
-  for (int i = 2; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      fputs(usage, stdout);
-      return 0;
-    }
-    if (!v) {
-      fprintf(stderr, "simengine-bench gpu-hines: option %s needs a value\n", a);
-      return 2;
-    }
-    i++;
-    if (!strcmp(a, "--classes"))
-      classes = v;
-    else if (!strcmp(a, "--sizes"))
-      sizes = v;
-    else if (!strcmp(a, "--variants"))
-      variants = v;
-    else if (!strcmp(a, "--min-time"))
-      min_time = atof(v);
-    else if (!strcmp(a, "--copy-bytes"))
-      copy_bytes = (size_t)atoll(v);
-    else if (!strcmp(a, "--seed"))
-      seed = (uint64_t)atoll(v);
-    else if (!strcmp(a, "--csv"))
-      csv_path = v;
-    else {
-      fprintf(stderr, "simengine-bench gpu-hines: unknown option '%s'\n", a);
-      return 2;
-    }
+  long long copy_bytes_arg = (long long)2 << 30, seed_arg = 1;
+  const se_bench_opt opts[] = {{"--classes", SE_BENCH_STRING, &classes},
+                               {"--sizes", SE_BENCH_STRING, &sizes},
+                               {"--variants", SE_BENCH_STRING, &variants},
+                               {"--min-time", SE_BENCH_DOUBLE, &min_time},
+                               {"--copy-bytes", SE_BENCH_INT, &copy_bytes_arg},
+                               {"--seed", SE_BENCH_INT, &seed_arg},
+                               {"--csv", SE_BENCH_STRING, &csv_path}};
+  int parsed = se_bench_parse(argc, argv, "gpu-hines", usage, opts, sizeof opts / sizeof opts[0]);
+  if (parsed >= 0)
+    return parsed;
+  if (copy_bytes_arg <= 0) {
+    fprintf(stderr, "simengine-bench gpu-hines: --copy-bytes must be positive\n");
+    return 2;
   }
+  size_t copy_bytes = (size_t)copy_bytes_arg;
+  uint64_t seed = (uint64_t)seed_arg;
   /* the variants */
   variant vars[64];
   int nv = 0;
