@@ -16,6 +16,7 @@ static const char *usage =
     "  hines   CPU batched Hines solves and time steps, flat and interleaved, 1 and all threads\n"
     "  step    whole time steps, CPU and GPU backends, against the step's byte floor\n"
     "  gpu-hines  GPU batched Hines solves, mono-morphology kernels, against the copy bandwidth\n"
+    "  tridiag    GPU tridiagonal batches against cuSPARSE, and branch-level multi-morphology Hines\n"
     "\n"
     "simengine-bench hines [options]\n"
     "\n"
@@ -209,6 +210,8 @@ int main(int argc, char **argv) {
     return se_bench_step(argc, argv);
   if (argc >= 2 && !strcmp(argv[1], "gpu-hines"))
     return se_bench_gpu_hines(argc, argv);
+  if (argc >= 2 && !strcmp(argv[1], "tridiag"))
+    return se_bench_tridiag(argc, argv);
   fputs(usage, argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? stdout : stderr);
   return argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? 0 : 2;
 }

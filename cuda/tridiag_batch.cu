@@ -1,0 +1,641 @@
+// Batched tridiagonal solvers on the GPU: cuThomasBatch, an improved one-thread Thomas, the
+// register-partitioned Thomas, variable-size batches (cuThomasVBatch, CP and NCP), and the
+// cuSPARSE peers behind one handle. See tridiag_batch.h and docs/gpu-tridiag.md.
+#include "tridiag_batch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+namespace {
+
+enum { VAR_NONE = 0, VAR_CP = 1, VAR_NCP = 2 };
+
+// Largest CUDA block of the partitioned kernel: its __launch_bounds__.
+constexpr int PART_MAX_THREADS = 256;
+
+// ---- cuThomasBatch: the paper's kernel ---------------------------------------------------------
+// One thread per system on the interleaved layout. Forward: c'_j = c_j / (b_j - a_j c'_{j-1}),
+// d'_j = (d_j - a_j d'_{j-1}) / (b_j - a_j c'_{j-1}), c' stored in cp, d' in x; backward:
+// x_j = d'_j - c'_j x_{j+1}. The previous row's c', d' are read back from memory (no restrict),
+// two divisions per row, as in the reference implementation.
+template <int VAR>
+__global__ void thomas_plain_kernel(int n, int count, int blk, const int *sizes, const double *a,
+                                    const double *b, const double *c, double *x, double *cp) {
+  const int s = blockIdx.x * blockDim.x + threadIdx.x;
+  if (s >= count)
+    return;
+  const int ns = VAR != VAR_NONE ? sizes[s] : n;
+  const int nl = VAR == VAR_NCP ? ns : n;
+  const size_t st = blk ? (size_t)blk : (size_t)count; // row stride of the layout
+  const size_t s0 = blk ? (size_t)(s / blk) * blk * n + (size_t)(s % blk) : (size_t)s;
+  const double c0 = ns > 1 ? c[s0] : 0.0;
+  cp[s0] = c0 / b[s0];
+  x[s0] = x[s0] / b[s0];
+  for (int j = 1; j < nl; j++) {
+    const size_t o = s0 + (size_t)j * st;
+    double aj = a[o], bj = b[o], cj = c[o], dj = x[o];
+    if (j >= ns) { // padding of a CP variable batch: an identity row
+      aj = 0.0;
+      bj = 1.0;
+      cj = 0.0;
+      dj = 0.0;
+    } else if (j == ns - 1) {
+      cj = 0.0;
+    }
+    const double den = bj - aj * cp[o - st];
+    cp[o] = cj / den;
+    x[o] = (dj - aj * x[o - st]) / den;
+  }
+  for (int j = nl - 2; j >= 0; j--) {
+    const size_t o = s0 + (size_t)j * st;
+    x[o] = x[o] - cp[o] * x[o + st];
+  }
+}
+
+// ---- improved one-thread Thomas --------------------------------------------------------------
+// Running c', d' in registers, one reciprocal per row, loads of U rows issued before their use.
+// c' and d' still make a round trip through memory (16 B written, 16 B read back per row).
+template <int VAR>
+__global__ void __launch_bounds__(256)
+    thomas_reg_kernel(int n, int count, int blk, const int *__restrict__ sizes,
+                      const double *__restrict__ a, const double *__restrict__ b,
+                      const double *__restrict__ c, double *__restrict__ x,
+                      double *__restrict__ cp) {
+  constexpr int U = 4;
+  const int s = blockIdx.x * blockDim.x + threadIdx.x;
+  if (s >= count)
+    return;
+  const int ns = VAR != VAR_NONE ? sizes[s] : n;
+  const int nl = VAR == VAR_NCP ? ns : n;
+  const size_t st = blk ? (size_t)blk : (size_t)count;
+  const size_t s0 = blk ? (size_t)(s / blk) * blk * n + (size_t)(s % blk) : (size_t)s;
+  double cprev = 0.0, dprev = 0.0;
+  for (int j = 0; j < nl; j += U) {
+    double av[U], bv[U], cv[U], dv[U];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      const int jj = j + u;
+      const size_t o = s0 + (size_t)jj * st;
+      const bool in = jj < nl;
+      av[u] = in ? __ldg(a + o) : 0.0;
+      bv[u] = in ? __ldg(b + o) : 1.0;
+      cv[u] = in ? __ldg(c + o) : 0.0;
+      dv[u] = in ? x[o] : 0.0;
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      const int jj = j + u;
+      if (jj >= nl)
+        break;
+      double aj = av[u], bj = bv[u], cj = cv[u], dj = dv[u];
+      if (jj >= ns) {
+        aj = 0.0;
+        bj = 1.0;
+        cj = 0.0;
+        dj = 0.0;
+      }
+      if (jj == 0)
+        aj = 0.0;
+      if (jj == ns - 1)
+        cj = 0.0;
+      const double w = 1.0 / (bj - aj * cprev);
+      cprev = cj * w;
+      dprev = (dj - aj * dprev) * w;
+      const size_t o = s0 + (size_t)jj * st;
+      cp[o] = cprev;
+      x[o] = dprev;
+    }
+  }
+  double xn = dprev; // x of row nl - 1, already stored
+  for (int j = nl - 2; j >= 0; j -= U) {
+    double cv[U], dv[U];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      const int jj = j - u;
+      const size_t o = s0 + (size_t)(jj < 0 ? 0 : jj) * st;
+      cv[u] = jj >= 0 ? cp[o] : 0.0;
+      dv[u] = jj >= 0 ? x[o] : 0.0;
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      const int jj = j - u;
+      if (jj < 0)
+        break;
+      xn = dv[u] - cv[u] * xn;
+      x[s0 + (size_t)jj * st] = xn;
+    }
+  }
+}
+
+// ---- register-partitioned Thomas ---------------------------------------------------------------
+// Block (G, K): threadIdx.x = system within the block (G systems), threadIdx.y = chunk q of M
+// rows (K chunks cover n). A warp reads G consecutive systems' rows: coalesced on the
+// interleaved layout. Each thread:
+//  1. loads its M rows (4 M independent loads in flight) into registers;
+//  2. modified Thomas: rows i >= 1 become a'_i x_0 + x_i + c'_i x_{i+1} = d'_i (forward), rows
+//     1 .. M-2 become a''_i x_0 + x_i + c''_i x_{M-1} = d''_i (backward), row 0 becomes
+//     A x_{-1} + x_0 + C x_{M-1} = D; rows 0 and M-1 of every chunk form a tridiagonal reduced
+//     system of 2K rows with unit diagonal (strictly diagonally dominant when the batch is);
+//  3. the reduced system is solved in shared memory: PCR (default) on the K chunk-last unknowns
+//     (each chunk's first unknown eliminated with its neighbours' first rows; one row per
+//     thread, ceil(log2 K) steps), or Thomas on the 2K first and last rows by the chunk-0 thread;
+//  4. x_i = d''_i - a''_i x_0 - c''_i x_{M-1} in registers, stored once.
+// Rows past the system's size are identity rows in registers.
+template <int M, int VAR, bool PCR>
+__global__ void __launch_bounds__(PART_MAX_THREADS)
+    part_kernel(int n, int count, int blk, const int *__restrict__ sizes, const double *__restrict__ A,
+                const double *__restrict__ B, const double *__restrict__ C,
+                double *__restrict__ X) {
+  static_assert(M >= 3, "chunks of at least 3 rows");
+  extern __shared__ double sh[];
+  const int G = blockDim.x, K = blockDim.y, R = 2 * K;
+  const int ls = threadIdx.x, q = threadIdx.y;
+  const int s = blockIdx.x * G + ls;
+  const bool live = s < count;
+  const int ns = (VAR != VAR_NONE && live) ? sizes[s] : n;
+  const int nmem = VAR == VAR_NCP ? ns : n; // rows this system reads and writes
+  const int j0 = q * M;
+  // interleaved: row j at j * count + s; block-interleaved (blk == G): the block's own tile
+  const size_t st = blk ? (size_t)blk : (size_t)count;
+  const size_t s0 = blk ? (size_t)blockIdx.x * blk * n + (size_t)ls : (size_t)s;
+  double a[M], b[M], c[M], d[M];
+#pragma unroll
+  for (int i = 0; i < M; i++) {
+    const int j = j0 + i;
+    const bool in = live && j < nmem;
+    const size_t o = s0 + (size_t)j * st;
+    a[i] = in ? __ldg(A + o) : 0.0;
+    b[i] = in ? __ldg(B + o) : 1.0;
+    c[i] = in ? __ldg(C + o) : 0.0;
+    d[i] = in ? X[o] : 0.0;
+  }
+#pragma unroll
+  for (int i = 0; i < M; i++) {
+    const int j = j0 + i;
+    if (!live || j >= ns) {
+      a[i] = 0.0;
+      b[i] = 1.0;
+      c[i] = 0.0;
+      d[i] = 0.0;
+    }
+    if (j == 0)
+      a[i] = 0.0;
+    if (j == ns - 1)
+      c[i] = 0.0;
+  }
+  // forward: normalise rows 0 and 1, then eliminate x_{i-1} from rows 2 .. M-1
+  double r = 1.0 / b[0];
+  a[0] *= r;
+  c[0] *= r;
+  d[0] *= r;
+  r = 1.0 / b[1];
+  a[1] *= r;
+  c[1] *= r;
+  d[1] *= r;
+#pragma unroll
+  for (int i = 2; i < M; i++) {
+    r = 1.0 / (b[i] - a[i] * c[i - 1]);
+    d[i] = (d[i] - a[i] * d[i - 1]) * r;
+    a[i] = -(a[i] * a[i - 1]) * r;
+    c[i] = c[i] * r;
+  }
+  // backward: eliminate x_{i+1} from rows M-3 .. 1 (row M-2 already refers to x_{M-1})
+#pragma unroll
+  for (int i = M - 3; i >= 1; i--) {
+    d[i] = d[i] - c[i] * d[i + 1];
+    a[i] = a[i] - c[i] * a[i + 1];
+    c[i] = -(c[i] * c[i + 1]);
+  }
+  // row 0: substitute x_1 = d''_1 - a''_1 x_0 - c''_1 x_{M-1}
+  r = 1.0 / (1.0 - c[0] * a[1]);
+  const double a0 = a[0] * r, c0 = -(c[0] * c[1]) * r, d0 = (d[0] - c[0] * d[1]) * r;
+
+  double *sa = sh, *sc = sh + R * G, *sd = sh + 2 * R * G;
+  double x0, xl;
+  if (PCR) {
+    // Reduced system in the chunks' last unknowns L_q = x_{M-1} of chunk q (K rows, one per
+    // thread): the first unknown F_q = d0 - a0 L_{q-1} - c0 L_q (row 0 above) and the next
+    // chunk's F_{q+1} substituted into the last row a_l F_q + L_q + c_l F_{q+1} = d_l.
+    sa[q * G + ls] = a0;
+    sc[q * G + ls] = c0;
+    sd[q * G + ls] = d0;
+    __syncthreads();
+    double an = 0.0, cn = 0.0, dn = 0.0;
+    if (q + 1 < K) {
+      an = sa[(q + 1) * G + ls];
+      cn = sc[(q + 1) * G + ls];
+      dn = sd[(q + 1) * G + ls];
+    }
+    const double al = a[M - 1], cl = c[M - 1], dl = d[M - 1];
+    r = 1.0 / (1.0 - al * c0 - cl * an);
+    double ra = -(al * a0) * r, rc = -(cl * cn) * r, rd = (dl - al * d0 - cl * dn) * r;
+    // PCR on the K rows (ra, 1, rc, rd): row q -= a_q row(q - h) + c_q row(q + h), renormalised
+    double *pa = sa + K * G, *pc = sc + K * G, *pd = sd + K * G;
+    pa[q * G + ls] = ra;
+    pc[q * G + ls] = rc;
+    pd[q * G + ls] = rd;
+    for (int h = 1; h < K; h <<= 1) {
+      __syncthreads();
+      double a1 = 0.0, c1 = 0.0, d1 = 0.0, a2 = 0.0, c2 = 0.0, d2 = 0.0;
+      if (q - h >= 0) {
+        a1 = pa[(q - h) * G + ls];
+        c1 = pc[(q - h) * G + ls];
+        d1 = pd[(q - h) * G + ls];
+      }
+      if (q + h < K) {
+        a2 = pa[(q + h) * G + ls];
+        c2 = pc[(q + h) * G + ls];
+        d2 = pd[(q + h) * G + ls];
+      }
+      const double w = 1.0 / (1.0 - ra * c1 - rc * a2);
+      const double na = -(ra * a1) * w, nc = -(rc * c2) * w, nd = (rd - ra * d1 - rc * d2) * w;
+      __syncthreads();
+      ra = na;
+      rc = nc;
+      rd = nd;
+      pa[q * G + ls] = ra;
+      pc[q * G + ls] = rc;
+      pd[q * G + ls] = rd;
+    }
+    __syncthreads();
+    xl = rd;
+    const double lprev = q > 0 ? pd[(q - 1) * G + ls] : 0.0;
+    x0 = d0 - a0 * lprev - c0 * xl;
+  } else {
+    // reduced system of 2K rows (first and last row of every chunk), Thomas by thread q = 0
+    const int r0 = 2 * q, r1 = 2 * q + 1;
+    sa[r0 * G + ls] = a0;
+    sc[r0 * G + ls] = c0;
+    sd[r0 * G + ls] = d0;
+    sa[r1 * G + ls] = a[M - 1];
+    sc[r1 * G + ls] = c[M - 1];
+    sd[r1 * G + ls] = d[M - 1];
+    __syncthreads();
+    if (q == 0) {
+      double cprev = sc[ls], dprev = sd[ls]; // row 0: a = 0 (first row of the system)
+      for (int i = 1; i < R; i++) {
+        const double ai = sa[i * G + ls];
+        const double w = 1.0 / (1.0 - ai * cprev);
+        cprev = sc[i * G + ls] * w;
+        dprev = (sd[i * G + ls] - ai * dprev) * w;
+        sc[i * G + ls] = cprev;
+        sd[i * G + ls] = dprev;
+      }
+      double xn = dprev;
+      for (int i = R - 2; i >= 0; i--) {
+        xn = sd[i * G + ls] - sc[i * G + ls] * xn;
+        sd[i * G + ls] = xn;
+      }
+    }
+    __syncthreads();
+    x0 = sd[r0 * G + ls];
+    xl = sd[r1 * G + ls];
+  }
+  if (!live)
+    return;
+#pragma unroll
+  for (int i = 0; i < M; i++) {
+    const int j = j0 + i;
+    const double xi = i == 0 ? x0 : (i == M - 1 ? xl : d[i] - a[i] * x0 - c[i] * xl);
+    if (j < nmem)
+      X[s0 + (size_t)j * st] = xi;
+  }
+}
+
+// ---- data helpers -------------------------------------------------------------------------------
+__global__ void fill_random_kernel(int n, int count, const int *sizes, uint64_t seed, int layout,
+                                   double *a, double *b, double *c, double *x) {
+  const size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx >= (size_t)n * (size_t)count)
+    return;
+  const int j = (int)(idx / (size_t)count), s = (int)(idx % (size_t)count);
+  const int ns = sizes ? sizes[s] : n;
+  double av, bv, cv, dv;
+  se_tridiag_random_row(seed, (uint64_t)s, j, ns, &av, &bv, &cv, &dv);
+  const size_t o = se_tridiag_index(layout, n, count, s, j);
+  a[o] = av;
+  b[o] = bv;
+  c[o] = cv;
+  x[o] = dv;
+}
+
+__global__ void relayout_kernel(int n, int count, int from, int to, const double *src,
+                                double *dst) {
+  const size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx >= (size_t)n * (size_t)count)
+    return;
+  const int j = (int)(idx / (size_t)count), s = (int)(idx % (size_t)count);
+  dst[se_tridiag_index(to, n, count, s, j)] = src[se_tridiag_index(from, n, count, s, j)];
+}
+
+// ---- configuration ---------------------------------------------------------------------------
+
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+// SMs of the current device (132 on an H200), for the size heuristics.
+int device_sms() {
+  int dev = 0, sms = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+    cudaGetLastError();
+    return 132;
+  }
+  return sms;
+}
+
+// PART's configuration for (n, count), from the sweep on the H200 (docs/gpu-tridiag.md):
+// PCR for the reduced system always. Interleaved layout: chunks of 8 rows up to 128 rows, else
+// 16 (fewer reduced rows), then as many systems per block as fit (G K <= 256 threads, G <= 16):
+// a warp reads G consecutive systems of a row, and G >= 16 (128 B) is what keeps DRAM near its
+// copy rate. Block-interleaved layout (blocked = 1; a block reads one contiguous tile, whatever
+// G is): chunks of 8 rows up to 256 rows, else 16, and G K <= 256 threads (<= 128 above 256
+// rows). m_in > 0 imposes M. G halves while that leaves fewer blocks than SMs.
+void part_choose(int n, int count, int m_in, int blocked, int *M, int *G, int *reduced) {
+  const long long sms = device_sms();
+  *M = m_in > 0 ? m_in : (n <= (blocked ? 256 : 128) ? 8 : 16);
+  const int K = ceil_div(n, *M);
+  const int max_threads = blocked && n > 256 ? PART_MAX_THREADS / 2 : PART_MAX_THREADS;
+  int g = 1;
+  while (2 * g * K <= max_threads && g < 16)
+    g *= 2;
+  while (g > 1 && (long long)ceil_div(count, g) < sms)
+    g /= 2;
+  *G = g;
+  *reduced = SE_TRIDIAG_REDUCED_PCR;
+}
+
+const char *const method_names[SE_TRIDIAG_METHODS] = {
+    "auto",         "thomas",      "thomas-reg",  "part",
+    "cusparse-thomas", "cusparse-lu", "cusparse-qr", "cusparse-strided"};
+
+} // namespace
+
+struct se_tridiag {
+  se_tridiag_method requested, method; // method: never AUTO
+  int n, count, layout;
+  const int *sizes;
+  int compute_padding;
+  cudaStream_t stream;
+  int M, K, G, reduced; // PART
+  double *work;         // THOMAS, THOMAS_REG: c'
+  size_t work_bytes;
+  cusparseHandle_t sp;
+  void *buffer;
+  size_t buffer_bytes;
+};
+
+extern "C" const char *se_tridiag_method_name(se_tridiag_method m) {
+  return (unsigned)m < SE_TRIDIAG_METHODS ? method_names[m] : NULL;
+}
+
+extern "C" int se_tridiag_method_parse(const char *name) {
+  for (int m = 0; m < SE_TRIDIAG_METHODS; m++)
+    if (!strcmp(name, method_names[m]))
+      return m;
+  return -1;
+}
+
+static int is_cusparse(se_tridiag_method m) {
+  return m >= SE_TRIDIAG_CUSPARSE_THOMAS && m <= SE_TRIDIAG_CUSPARSE_STRIDED;
+}
+
+extern "C" int se_tridiag_layout(const se_tridiag *t) { return t->layout; }
+
+extern "C" int se_tridiag_block_size(int n, int count) {
+  int M = 0, G = 0, red = 0;
+  part_choose(n, count, 0, 1, &M, &G, &red);
+  return G;
+}
+
+extern "C" void se_tridiag_destroy(se_tridiag *t) {
+  if (!t)
+    return;
+  cudaFree(t->work);
+  cudaFree(t->buffer);
+  if (t->sp)
+    cusparseDestroy(t->sp);
+  free(t);
+}
+
+// Resolves AUTO and PART's configuration and allocates the method's workspace.
+static int configure(se_tridiag *t, const se_tridiag_options *opt, se_error *err) {
+  const int B = opt->block_size;
+  if (t->method == SE_TRIDIAG_AUTO || t->method == SE_TRIDIAG_PART) {
+    int M = 0, G = 0, red = 0;
+    part_choose(t->n, t->count, opt->rows_per_thread, B > 0, &M, &G, &red);
+    if (B && !opt->rows_per_thread && M < 16 && (long long)B * ceil_div(t->n, M) > PART_MAX_THREADS)
+      M = 16; // longer chunks, so that the imposed block of B systems fits
+    if (B && opt->systems_per_block && opt->systems_per_block != B)
+      SE_FAIL(err, SE_ERR_ARG,
+              "part: %d systems per block on a block-interleaved layout of %d systems per block",
+              opt->systems_per_block, B);
+    if (B)
+      G = B; // a CUDA block solves one block of the layout
+    else if (opt->systems_per_block)
+      G = opt->systems_per_block;
+    if (opt->reduced)
+      red = opt->reduced;
+    if (M != 4 && M != 8 && M != 16)
+      SE_FAIL(err, SE_ERR_ARG, "part: %d rows per thread (use 4, 8 or 16)", M);
+    if (red != SE_TRIDIAG_REDUCED_PCR && red != SE_TRIDIAG_REDUCED_THOMAS)
+      SE_FAIL(err, SE_ERR_ARG, "part: unknown reduced-system solver %d", red);
+    const int K = ceil_div(t->n, M);
+    if (G < 1 || (long long)G * K > PART_MAX_THREADS) {
+      if (t->method != SE_TRIDIAG_AUTO)
+        SE_FAIL(err, SE_ERR_UNSUPPORTED,
+                "part: %d systems x %d chunks of %d rows per block exceed %d threads (n = %d)", G,
+                K, M, PART_MAX_THREADS, t->n);
+      t->method = SE_TRIDIAG_THOMAS_REG; // the system does not fit one block's registers
+    } else {
+      t->method = SE_TRIDIAG_PART;
+      t->M = M;
+      t->K = K;
+      t->G = G;
+      t->reduced = red;
+    }
+  }
+  if (t->method == SE_TRIDIAG_THOMAS || t->method == SE_TRIDIAG_THOMAS_REG) {
+    const size_t bytes = se_tridiag_storage(t->layout, t->n, t->count) * sizeof(double);
+    SE_CUDA_CHECK(err, cudaMalloc((void **)&t->work, bytes));
+    t->work_bytes = bytes;
+  }
+  if (is_cusparse(t->method)) {
+    SE_CUSPARSE_CHECK(err, cusparseCreate(&t->sp));
+    SE_CUSPARSE_CHECK(err, cusparseSetStream(t->sp, t->stream));
+  }
+  return SE_OK;
+}
+
+extern "C" int se_tridiag_create(const se_tridiag_options *opt, int n, int count,
+                                 const int *sizes, cudaStream_t stream, se_tridiag **out,
+                                 se_error *err) {
+  *out = NULL;
+  if (!opt || (unsigned)opt->method >= SE_TRIDIAG_METHODS)
+    SE_FAIL(err, SE_ERR_ARG, "unknown tridiagonal method %d", opt ? (int)opt->method : -1);
+  if (n < 1 || count < 1)
+    SE_FAIL(err, SE_ERR_ARG, "a batch of %d systems of %d rows: both must be positive", count,
+            n);
+  if ((size_t)n * (size_t)count > ((size_t)1 << 40))
+    SE_FAIL(err, SE_ERR_ARG, "a batch of %d systems of %d rows is too large", count, n);
+  if (opt->block_size < 0 || opt->block_size > 1024)
+    SE_FAIL(err, SE_ERR_ARG, "block-interleaved layout of %d systems per block (1 .. 1024)",
+            opt->block_size);
+  if (sizes && is_cusparse(opt->method))
+    SE_FAIL(err, SE_ERR_UNSUPPORTED,
+            "%s solves fixed-size batches only (variable sizes: thomas, thomas-reg, part)",
+            method_names[opt->method]);
+  if (opt->block_size && is_cusparse(opt->method))
+    SE_FAIL(err, SE_ERR_UNSUPPORTED, "%s has its own layout, not a block-interleaved one",
+            method_names[opt->method]);
+  if (opt->method == SE_TRIDIAG_CUSPARSE_STRIDED && n < 3)
+    SE_FAIL(err, SE_ERR_UNSUPPORTED, "cusparse-strided needs at least 3 rows, not %d", n);
+  se_tridiag *t = (se_tridiag *)calloc(1, sizeof *t);
+  if (!t)
+    SE_FAIL(err, SE_ERR_NOMEM, "out of memory for a tridiagonal solver");
+  t->requested = opt->method;
+  t->method = opt->method;
+  t->n = n;
+  t->count = count;
+  t->layout = opt->method == SE_TRIDIAG_CUSPARSE_STRIDED ? SE_TRIDIAG_LAYOUT_FLAT
+                                                         : opt->block_size;
+  t->sizes = sizes;
+  t->compute_padding = opt->compute_padding ? 1 : 0;
+  t->stream = stream;
+  int rc = configure(t, opt, err);
+  if (rc != SE_OK) {
+    se_tridiag_destroy(t);
+    return rc;
+  }
+  *out = t;
+  return SE_OK;
+}
+
+extern "C" void se_tridiag_describe(const se_tridiag *t, char *buf, size_t size) {
+  char lay[24] = "";
+  if (t->layout > 0)
+    snprintf(lay, sizeof lay, " blk=%d", t->layout);
+  if (t->method == SE_TRIDIAG_PART)
+    snprintf(buf, size, "part M=%d K=%d G=%d %s%s", t->M, t->K, t->G,
+             t->reduced == SE_TRIDIAG_REDUCED_PCR ? "pcr" : "thomas", lay);
+  else
+    snprintf(buf, size, "%s%s", method_names[t->method], lay);
+}
+
+extern "C" size_t se_tridiag_workspace_bytes(const se_tridiag *t) {
+  return t->work_bytes + t->buffer_bytes;
+}
+
+// Launches PART with the compile-time chunk size and variant.
+template <int M>
+static void launch_part(const se_tridiag *t, int var, const double *a, const double *b,
+                        const double *c, double *x) {
+  const dim3 block((unsigned)t->G, (unsigned)t->K);
+  const unsigned grid = (unsigned)ceil_div(t->count, t->G);
+  const size_t smem = 3u * 2u * (size_t)t->K * (size_t)t->G * sizeof(double);
+  const bool pcr = t->reduced == SE_TRIDIAG_REDUCED_PCR;
+  const int blk = t->layout > 0 ? t->layout : 0;
+#define SE_PART_LAUNCH(V, P)                                                                     \
+  part_kernel<M, V, P><<<grid, block, smem, t->stream>>>(t->n, t->count, blk, t->sizes, a, b, c, x)
+  if (var == VAR_NONE)
+    pcr ? SE_PART_LAUNCH(VAR_NONE, true) : SE_PART_LAUNCH(VAR_NONE, false);
+  else if (var == VAR_CP)
+    pcr ? SE_PART_LAUNCH(VAR_CP, true) : SE_PART_LAUNCH(VAR_CP, false);
+  else
+    pcr ? SE_PART_LAUNCH(VAR_NCP, true) : SE_PART_LAUNCH(VAR_NCP, false);
+#undef SE_PART_LAUNCH
+}
+
+extern "C" int se_tridiag_solve(se_tridiag *t, double *a, double *b, double *c, double *x,
+                                se_error *err) {
+  const int var = !t->sizes ? VAR_NONE : (t->compute_padding ? VAR_CP : VAR_NCP);
+  const unsigned tgrid = (unsigned)ceil_div(t->count, 128);
+  const int blk = t->layout > 0 ? t->layout : 0;
+  switch (t->method) {
+  case SE_TRIDIAG_THOMAS:
+    if (var == VAR_NONE)
+      thomas_plain_kernel<VAR_NONE><<<tgrid, 128, 0, t->stream>>>(t->n, t->count, blk, t->sizes,
+                                                                  a, b, c, x, t->work);
+    else if (var == VAR_CP)
+      thomas_plain_kernel<VAR_CP><<<tgrid, 128, 0, t->stream>>>(t->n, t->count, blk, t->sizes, a,
+                                                                b, c, x, t->work);
+    else
+      thomas_plain_kernel<VAR_NCP><<<tgrid, 128, 0, t->stream>>>(t->n, t->count, blk, t->sizes,
+                                                                 a, b, c, x, t->work);
+    SE_CUDA_CHECK_LAUNCH(err, "thomas_plain_kernel");
+    return SE_OK;
+  case SE_TRIDIAG_THOMAS_REG:
+    if (var == VAR_NONE)
+      thomas_reg_kernel<VAR_NONE><<<tgrid, 128, 0, t->stream>>>(t->n, t->count, blk, t->sizes, a,
+                                                                b, c, x, t->work);
+    else if (var == VAR_CP)
+      thomas_reg_kernel<VAR_CP><<<tgrid, 128, 0, t->stream>>>(t->n, t->count, blk, t->sizes, a, b,
+                                                              c, x, t->work);
+    else
+      thomas_reg_kernel<VAR_NCP><<<tgrid, 128, 0, t->stream>>>(t->n, t->count, blk, t->sizes, a,
+                                                               b, c, x, t->work);
+    SE_CUDA_CHECK_LAUNCH(err, "thomas_reg_kernel");
+    return SE_OK;
+  case SE_TRIDIAG_PART:
+    if (t->M == 4)
+      launch_part<4>(t, var, a, b, c, x);
+    else if (t->M == 8)
+      launch_part<8>(t, var, a, b, c, x);
+    else
+      launch_part<16>(t, var, a, b, c, x);
+    SE_CUDA_CHECK_LAUNCH(err, "part_kernel");
+    return SE_OK;
+  case SE_TRIDIAG_CUSPARSE_THOMAS:
+  case SE_TRIDIAG_CUSPARSE_LU:
+  case SE_TRIDIAG_CUSPARSE_QR:
+  case SE_TRIDIAG_CUSPARSE_STRIDED: {
+    const int algo = (int)t->method - (int)SE_TRIDIAG_CUSPARSE_THOMAS;
+    size_t need = 0;
+    if (t->method == SE_TRIDIAG_CUSPARSE_STRIDED)
+      SE_CUSPARSE_CHECK(err, cusparseDgtsv2StridedBatch_bufferSizeExt(t->sp, t->n, a, b, c, x,
+                                                                      t->count, t->n, &need));
+    else
+      SE_CUSPARSE_CHECK(err, cusparseDgtsvInterleavedBatch_bufferSizeExt(t->sp, algo, t->n, a, b,
+                                                                         c, x, t->count, &need));
+    if (need > t->buffer_bytes || !t->buffer) {
+      cudaFree(t->buffer);
+      t->buffer = NULL;
+      t->buffer_bytes = 0;
+      SE_CUDA_CHECK(err, cudaMalloc(&t->buffer, need ? need : 16));
+      t->buffer_bytes = need;
+    }
+    if (t->method == SE_TRIDIAG_CUSPARSE_STRIDED)
+      SE_CUSPARSE_CHECK(err, cusparseDgtsv2StridedBatch(t->sp, t->n, a, b, c, x, t->count, t->n,
+                                                        t->buffer));
+    else
+      SE_CUSPARSE_CHECK(err, cusparseDgtsvInterleavedBatch(t->sp, algo, t->n, a, b, c, x,
+                                                           t->count, t->buffer));
+    return SE_OK;
+  }
+  default:
+    SE_FAIL(err, SE_ERR_ARG, "unresolved tridiagonal method %d", (int)t->method);
+  }
+}
+
+extern "C" int se_tridiag_fill_random(int n, int count, const int *sizes, uint64_t seed,
+                                      int layout, double *a, double *b, double *c, double *x,
+                                      cudaStream_t stream, se_error *err) {
+  const size_t total = (size_t)n * (size_t)count;
+  if (n < 1 || count < 1)
+    SE_FAIL(err, SE_ERR_ARG, "a batch of %d systems of %d rows", count, n);
+  const unsigned blocks = (unsigned)((total + 255) / 256);
+  fill_random_kernel<<<blocks, 256, 0, stream>>>(n, count, sizes, seed, layout, a, b, c, x);
+  SE_CUDA_CHECK_LAUNCH(err, "fill_random_kernel");
+  return SE_OK;
+}
+
+extern "C" int se_tridiag_relayout(int n, int count, int from, int to, const double *src,
+                                   double *dst, cudaStream_t stream, se_error *err) {
+  const size_t total = (size_t)n * (size_t)count;
+  if (n < 1 || count < 1)
+    SE_FAIL(err, SE_ERR_ARG, "a batch of %d systems of %d rows", count, n);
+  const unsigned blocks = (unsigned)((total + 255) / 256);
+  relayout_kernel<<<blocks, 256, 0, stream>>>(n, count, from, to, src, dst);
+  SE_CUDA_CHECK_LAUNCH(err, "relayout_kernel");
+  return SE_OK;
+}
