@@ -1,6 +1,7 @@
 /* The CUDA backend of the neurons engine: device buffers, streams and the control of a step;
  * kernels in neurons_kernels.cu. The cell data stays on the device across steps; only recorded
  * frames (asynchronously, through a pinned buffer on a copy stream) and spikes come back. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +23,10 @@ typedef struct cuda_data {
   /* host staging for the drain */
   double *host_spike_time;
   int64_t *host_spike_cell;
+  /* streaming step (gpu_fused = 2): the gates lag one update behind v after a step until
+   * finished (stream_finish) */
+  int gates_pending;
+  int stream_ahead, stream_hints;
 } cuda_data;
 
 /* Copies n elements of size bytes from host to a new device buffer. */
@@ -66,6 +71,83 @@ static int build_thread_maps(se_neurons_t e, int64_t n_threads, int64_t **lane_c
   }
   free(fill);
   free(thread_of);
+  return SE_OK;
+}
+
+/* An integer from the environment (experiment knobs of the streaming step, docs/gpu.md), or
+ * fallback when unset or not a number. */
+static long env_long(const char *name, long fallback) {
+  const char *s = getenv(name);
+  char *end = NULL;
+  long v = s && *s ? strtol(s, &end, 10) : fallback;
+  return s && *s && end && !*end ? v : fallback;
+}
+
+/* The streaming step's tables and shared-memory plan: accumulator slots and as many stack rows
+ * as fit in shared memory when every block of the launch is resident at once (at most 16 blocks,
+ * and no more than the registers allow, per multiprocessor). Knobs: SE_STREAM_ROWS (stack rows),
+ * SE_STREAM_ACC=rhs (accumulators in global memory), SE_STREAM_AHEAD (chunks of 8 rows whose
+ * loads are in flight beyond the current one: 1, the default, or 2), SE_STREAM_HINTS (0 or 1,
+ * default 1: L2 eviction hints), SE_STREAM_VERBOSE (print the plan). */
+static int attach_stream(se_neurons_t e, cuda_data *cd, se_error *err) {
+  se_neurons_device *d = &cd->dev;
+  se_stream_tables tab;
+  SE_TRY(se_stream_build(e, &tab, err));
+  int rc = upload(&d->stream, tab.rows, (size_t)(e->n_morph_comp > 0 ? e->n_morph_comp : 1) *
+                                            sizeof *tab.rows, err);
+  int32_t slots = tab.slots, max_rows = tab.max_rows;
+  se_stream_free(&tab);
+  SE_TRY(rc);
+  cd->stream_ahead = env_long("SE_STREAM_AHEAD", 1) >= 2 ? 2 : 1;
+  cd->stream_hints = env_long("SE_STREAM_HINTS", 1) != 0;
+  int sms = 0, smem_sm = 0, smem_block = 0, regs_blocks = 0;
+  SE_CUDA_CHECK(err, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, cd->device));
+  SE_CUDA_CHECK(err, cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor,
+                                            cd->device));
+  SE_CUDA_CHECK(err, cudaDeviceGetAttribute(&smem_block, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                            cd->device));
+  SE_CUDA_CHECK(err, se_neurons_cuda_stream_occupancy(cd->stream_ahead, cd->stream_hints, 0,
+                                                      &regs_blocks));
+  int64_t blocks = (d->n_threads + SE_STREAM_THREADS - 1) / SE_STREAM_THREADS;
+  int64_t per_sm = sms > 0 ? (blocks + sms - 1) / sms : 1;
+  if (per_sm > 16)
+    per_sm = 16;
+  if (regs_blocks > 0 && per_sm > regs_blocks)
+    per_sm = regs_blocks;
+  if (per_sm < 1)
+    per_sm = 1;
+  const int64_t row_bytes = SE_STREAM_THREADS * (int64_t)sizeof(double);
+  int64_t budget = smem_sm / per_sm - 1024; /* 1 KiB per block is the system's */
+  if (budget > smem_block)
+    budget = smem_block;
+  int64_t rows_fit = budget / row_bytes;
+  const char *acc_env = getenv("SE_STREAM_ACC");
+  int acc_global = slots > SE_STREAM_MAX_SLOTS || 2 * (int64_t)slots > rows_fit ||
+                   (acc_env && !strcmp(acc_env, "rhs"));
+  d->stream_acc_global = acc_global;
+  d->stream_slots = acc_global ? 0 : slots;
+  int64_t k = rows_fit - d->stream_slots;
+  k = env_long("SE_STREAM_ROWS", (long)k);
+  if (k > max_rows)
+    k = max_rows;
+  if (k > smem_block / row_bytes - d->stream_slots)
+    k = smem_block / row_bytes - d->stream_slots;
+  if (k < 0)
+    k = 0;
+  d->stream_rows = (int32_t)k;
+  size_t smem = (size_t)(d->stream_rows + d->stream_slots) * (size_t)row_bytes;
+  int carveout = (int)((100 * (int64_t)per_sm * ((int64_t)smem + 1024) + smem_sm - 1) / smem_sm);
+  /* the limit is the device's (attributes are per kernel, not per engine: engines of other sizes
+   * may launch it too); the carveout only prefers */
+  SE_CUDA_CHECK(err, se_neurons_cuda_stream_setup((size_t)smem_block,
+                                                  carveout > 100 ? 100 : carveout));
+  if (getenv("SE_STREAM_VERBOSE"))
+    fprintf(stderr,
+            "stream: %lld blocks, %lld per SM (registers allow %d), stack rows %d of %d, %d slots%s, "
+            "%zu B shared per block, carveout %d%%, ahead %d, hints %d\n",
+            (long long)blocks, (long long)per_sm, regs_blocks, d->stream_rows, max_rows,
+            slots, acc_global ? " (in rhs)" : "", smem, carveout, cd->stream_ahead,
+            cd->stream_hints);
   return SE_OK;
 }
 
@@ -159,6 +241,8 @@ static int attach_cuda(se_neurons_t e, se_error *err) {
   SE_CUDA_CHECK(err, cudaMalloc((void **)&d->spike_cell, (size_t)d->spike_capacity * sizeof(int64_t)));
   SE_CALLOC(err, cd->host_spike_time, d->spike_capacity, "spike staging");
   SE_CALLOC(err, cd->host_spike_cell, d->spike_capacity, "spike staging");
+  if (e->options.gpu_fused == 2)
+    SE_TRY(attach_stream(e, cd, err));
   return SE_OK;
 }
 
@@ -176,7 +260,7 @@ static void detach_cuda(se_neurons_t e) {
                            d->rhs,        d->lane_cell,    d->stim_ptr,    d->stim_comp,
                            d->stim_delay, d->stim_duration, d->stim_amplitude, d->v_root_before,
                            d->spike_count, d->spike_time,  d->spike_cell,  d->bad_cell,
-                           d->record_slot, d->record_buffer};
+                           d->record_slot, d->record_buffer, d->stream};
   for (size_t a = 0; a < sizeof buffers / sizeof buffers[0]; a++)
     cudaFree((void *)buffers[a]);
   cudaFreeHost(cd->pinned_frame);
@@ -227,8 +311,16 @@ static int collect_spikes_cuda(se_neurons_t e, se_error *err) {
 static int step_cuda(se_neurons_t e, se_error *err) {
   cuda_data *cd = e->backend_data;
   SE_CUDA_CHECK(err, cudaSetDevice(cd->device));
-  cudaError_t rc = e->options.gpu_fused ? se_neurons_cuda_step_fused(&cd->dev, e->t, cd->compute)
-                                        : se_neurons_cuda_step_phases(&cd->dev, e->t, cd->compute);
+  cudaError_t rc;
+  if (e->options.gpu_fused == 2) {
+    rc = se_neurons_cuda_step_stream(&cd->dev, e->t, cd->gates_pending, cd->stream_ahead,
+                                     cd->stream_hints, cd->compute);
+    cd->gates_pending = 1;
+  } else if (e->options.gpu_fused) {
+    rc = se_neurons_cuda_step_fused(&cd->dev, e->t, cd->compute);
+  } else {
+    rc = se_neurons_cuda_step_phases(&cd->dev, e->t, cd->compute);
+  }
   if (rc != cudaSuccess)
     SE_FAIL(err, SE_ERR_CUDA, "time step kernel launch on device %d failed: %s (%s)", cd->device,
             cudaGetErrorName(rc), cudaGetErrorString(rc));
@@ -280,6 +372,15 @@ static int sync_state_cuda(se_neurons_t e, se_error *err) {
   cuda_data *cd = e->backend_data;
   se_neurons_device *d = &cd->dev;
   SE_CUDA_CHECK(err, cudaSetDevice(cd->device));
+  if (cd->gates_pending) {
+    /* the streaming step left the gates one update behind: do that update now (exactly the
+     * one the next step would have done first; the next step then skips it) */
+    cudaError_t rc = se_neurons_cuda_stream_finish(d, cd->compute);
+    if (rc != cudaSuccess)
+      SE_FAIL(err, SE_ERR_CUDA, "gate update kernel launch on device %d failed: %s (%s)",
+              cd->device, cudaGetErrorName(rc), cudaGetErrorString(rc));
+    cd->gates_pending = 0;
+  }
   SE_CUDA_CHECK(err, cudaStreamSynchronize(cd->compute));
   size_t bytes = (size_t)e->n_slots * sizeof(double);
   SE_CUDA_CHECK(err, cudaMemcpy(e->v, d->v, bytes, cudaMemcpyDeviceToHost));

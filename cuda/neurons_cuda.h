@@ -10,6 +10,7 @@
 extern "C" {
 #endif
 #include "neurons_impl.h"
+#include "neurons_stream.h"
 
 /* Device pointers and scalars of one engine. One thread per (group, lane): thread t works on
  * lane t % width of group t / width. */
@@ -36,13 +37,41 @@ typedef struct se_neurons_device {
   const int64_t *record_slot;
   double *record_buffer;
   int64_t n_record;
+  /* streaming step (gpu_fused = 2, docs/gpu.md) */
+  const se_stream_row *stream;               /* per morphology compartment */
+  int32_t stream_rows;                       /* rows per lane whose y stays in shared memory */
+  int32_t stream_slots;                      /* accumulator slots per lane in shared memory */
+  int32_t stream_acc_global;                 /* 1: accumulators in rhs (too many slots) */
 } se_neurons_device;
+
+/* Threads per block of the streaming step; its dynamic shared memory is
+ * (stream_rows + stream_slots) * SE_STREAM_THREADS * 8 bytes. */
+#define SE_STREAM_THREADS 32
 
 /* One time step from time t: currents, assembly, Hines solve, gates, spikes, in one kernel. */
 cudaError_t se_neurons_cuda_step_fused(const se_neurons_device *d, double t, cudaStream_t stream);
 
 /* The same step as three kernels (assembly, solve, update), for comparison. */
 cudaError_t se_neurons_cuda_step_phases(const se_neurons_device *d, double t, cudaStream_t stream);
+
+/* The streaming step: one backward pass (gates of the previous step brought up to date when
+ * update_gates, currents, assembly and elimination at once) and one forward pass writing
+ * v^{n+1} in place. Rows are handled in chunks of 8; ahead: chunks of global loads in flight
+ * beyond the current one (1 or 2); hints: L2 eviction hints (keep the y spilled into v's slots,
+ * stream the rest). */
+cudaError_t se_neurons_cuda_step_stream(const se_neurons_device *d, double t, int update_gates,
+                                        int ahead, int hints, cudaStream_t stream);
+
+/* Brings the deferred gates up to date (cnexp at the current v): before anything reads m, h, n. */
+cudaError_t se_neurons_cuda_stream_finish(const se_neurons_device *d, cudaStream_t stream);
+
+/* Allows smem_bytes of dynamic shared memory per block for the streaming kernels and sets their
+ * preferred shared-memory carveout (percent). */
+cudaError_t se_neurons_cuda_stream_setup(size_t smem_bytes, int carveout_percent);
+
+/* Resident blocks per multiprocessor of the streaming kernel with smem_bytes per block. */
+cudaError_t se_neurons_cuda_stream_occupancy(int ahead, int hints, size_t smem_bytes,
+                                             int *blocks_per_sm);
 
 /* record_buffer[k] = v[record_slot[k]]. */
 cudaError_t se_neurons_cuda_gather(const se_neurons_device *d, cudaStream_t stream);

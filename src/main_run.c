@@ -32,9 +32,10 @@ static const char *usage =
     "  --gpus N                 GPUs per rank (default: the node's visible GPUs shared out over\n"
     "                           its ranks, at least 1 when there is one; 0 = CPU only). Rank r of\n"
     "                           a node uses devices (r * N + k) mod (visible devices).\n"
-    "  --gpu-kernel fused|phases\n"
-    "                           one fused kernel per step (default) or three kernels (assembly,\n"
-    "                           solve, update)\n"
+    "  --gpu-kernel fused|phases|fused2\n"
+    "                           one fused kernel per step (default), three kernels (assembly,\n"
+    "                           solve, update), or the streaming fused kernel (one backward and\n"
+    "                           one forward pass per step, docs/gpu.md)\n"
     "  --buffer-frames N        recorded frames kept in memory between collective writes\n"
     "                           (default: as many as fit in 16 MiB per rank, at least 1)\n"
     "  --flush-seconds S        flush the output to disk at most every S seconds (default 60)\n"
@@ -137,11 +138,11 @@ static int parse_options(int argc, char **argv, run_options *o, int rank, se_err
         o->flush_seconds = v;
     } else if (!strcmp(a, "--gpu-kernel")) {
       NEED_VALUE();
-      if (!strcmp(next, "fused") || !strcmp(next, "phases"))
-        o->engine.gpu_fused = !strcmp(next, "fused");
+      if (!strcmp(next, "fused") || !strcmp(next, "phases") || !strcmp(next, "fused2"))
+        o->engine.gpu_fused = !strcmp(next, "fused2") ? 2 : !strcmp(next, "fused");
       else {
         se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__,
-                     "--gpu-kernel '%s': expected fused or phases", next);
+                     "--gpu-kernel '%s': expected fused, phases or fused2", next);
         return 2;
       }
     } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
@@ -379,7 +380,8 @@ static int write_metadata(se_report_t rep, const run_options *o, const se_neuron
   SE_TRY(se_report_meta_int(rep, "ranks", ranks, err));
   SE_TRY(se_report_meta_int(rep, "threads_per_rank", omp_get_max_threads(), err));
   SE_TRY(se_report_meta_string(rep, "workers_rank0", worker_names, err));
-  SE_TRY(se_report_meta_string(rep, "gpu_kernel", o->engine.gpu_fused ? "fused" : "phases", err));
+  static const char *const kernel_names[] = {"phases", "fused", "fused2"};
+  SE_TRY(se_report_meta_string(rep, "gpu_kernel", kernel_names[o->engine.gpu_fused], err));
   SE_TRY(se_report_meta_string(rep, "layout",
                                o->engine.layout == SE_LAYOUT_FLAT ? "flat" : "interleaved", err));
   SE_TRY(se_report_meta_int(rep, "interleave_width",

@@ -122,7 +122,10 @@ typedef struct se_neurons_options {
   int interleave_width;  /* lanes per group in the interleaved layout (default 8) */
   se_backend_kind backend;
   int gpu_device;        /* CUDA backend: the device */
-  int gpu_fused;         /* CUDA backend: 1 = one fused kernel per step, 0 = three kernels */
+  int gpu_fused;         /* CUDA backend: 1 = one fused kernel per step, 0 = three kernels,
+                            2 = the streaming fused kernel ("fused2": one backward and one
+                            forward pass, v solved for directly, gate update deferred to the
+                            next step and finished by se_neurons_sync; docs/gpu.md) */
 } se_neurons_options;
 
 /* Default options: CPU backend, interleaved layout of width 8, fused GPU kernel. */

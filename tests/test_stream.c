@@ -1,0 +1,349 @@
+/* The streaming ("fused2") step's algorithm on the host (src/neurons_stream.c, the reference of
+ * the CUDA kernel; docs/gpu.md) against the CPU backend over a 100 ms HH run of a mixed
+ * population: synthetic classes, random trees numbered in no particular order (not depth first),
+ * hh scattered through dendrites (state-dependent branch points), a single compartment and a
+ * cable, several clamps per cell. Every width, on-chip stack depth and accumulator placement the
+ * kernel can be given; a gate "finish" (what sync_state does) half way. Voltages within 1e-7 mV,
+ * identical spike counts, spike times within 1e-7 ms, finished gates within 1e-9. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "neurons_impl.h"
+#include "neurons_math.h"
+#include "neurons_stream.h"
+#include "se_test.h"
+#include "swc.h"
+#include "test_models.h"
+
+enum { N_MORPH = 8, COPIES = 3 };
+
+/* A random tree of n compartments: parent[i] = i - 1 with probability p_chain, else uniform
+ * below i; regions drawn from `regions`. */
+static void random_tree(se_morphology *mo, int32_t n, double p_chain, const int32_t *regions,
+                        int n_regions, uint64_t *rng) {
+  mo->n_compartments = n;
+  mo->parent = calloc((size_t)n, sizeof *mo->parent);
+  mo->length = calloc((size_t)n, sizeof *mo->length);
+  mo->diameter = calloc((size_t)n, sizeof *mo->diameter);
+  mo->region = calloc((size_t)n, sizeof *mo->region);
+  if (!mo->parent || !mo->length || !mo->diameter || !mo->region)
+    abort();
+  for (int32_t i = 0; i < n; i++) {
+    mo->parent[i] = i == 0 ? -1
+                    : se_test_uniform(rng, 0, 1) < p_chain
+                        ? i - 1
+                        : (int32_t)(se_test_rand(rng) % (uint64_t)i);
+    mo->length[i] = i == 0 ? 20.0 : se_test_uniform(rng, 5.0, 40.0);
+    mo->diameter[i] = i == 0 ? 20.0 : se_test_uniform(rng, 0.5, 3.0);
+    mo->region[i] = i == 0 ? 1 : regions[se_test_rand(rng) % (uint64_t)n_regions];
+  }
+  mo->n_branches = 1;
+}
+
+static void build_model(se_neuron_model *m) {
+  se_error err = {0};
+  se_morphology mo[N_MORPH];
+  memset(mo, 0, sizeof mo);
+  uint64_t rng = 12345;
+  const int32_t mixed[] = {3, 3, 3, 4}, all_hh[] = {1, 2, 4}, chain[] = {2};
+  if (se_morphology_synthetic("small-low", 1, &mo[0], &err) != SE_OK ||
+      se_morphology_synthetic("medium-high", 2, &mo[1], &err) != SE_OK) {
+    fprintf(stderr, "%s\n", err.message);
+    exit(1);
+  }
+  random_tree(&mo[2], 200, 0.3, mixed, 4, &rng);  /* bushy, hh (region 4) scattered */
+  random_tree(&mo[3], 150, 0.85, mixed, 4, &rng); /* long runs */
+  random_tree(&mo[4], 1, 1.0, chain, 1, &rng);    /* a single hh compartment */
+  random_tree(&mo[5], 30, 1.0, chain, 1, &rng);   /* an hh cable */
+  random_tree(&mo[6], 100, 0.5, all_hh, 3, &rng); /* hh everywhere */
+  random_tree(&mo[7], 120, 0.0, mixed, 4, &rng);  /* no runs at all */
+  int64_t copies[N_MORPH];
+  for (int k = 0; k < N_MORPH; k++)
+    copies[k] = COPIES;
+  se_neuron_model_init(m);
+  m->dt = 0.025;
+  m->tstop = 100.0;
+  if (se_neuron_model_set_cells(m, N_MORPH, mo, copies, &err) != SE_OK ||
+      se_biophysics_alloc(&m->bio, 5, &err) != SE_OK) {
+    fprintf(stderr, "%s\n", err.message);
+    exit(1);
+  }
+  se_biophysics_set_prep_defaults(&m->bio);
+  m->bio.gnabar_hh[4] = 0.06; /* hh in region 4 (apical) too, with pas */
+  m->bio.gkbar_hh[4] = 0.02;
+  m->bio.gl_hh[4] = 0.0002;
+  for (int k = 0; k < N_MORPH; k++)
+    se_morphology_free(&mo[k]);
+  for (int64_t c = 0; c < m->n_cells; c++) {
+    int32_t mo_c = m->cell_morphology[c];
+    int32_t n = (int32_t)(m->morph_offsets[mo_c + 1] - m->morph_offsets[mo_c]);
+    se_test_model_add_iclamp(m, c, 0, 5.0, 80.0, 0.2 + 0.15 * (double)(c % 4));
+    int32_t comp = (int32_t)(se_test_rand(&rng) % (uint64_t)n);
+    se_test_model_add_iclamp(m, c, comp, 20.0 + (double)(c % 7), 30.0, 0.3);
+    se_test_model_add_iclamp(m, c, comp, 40.0, 10.0, -0.1); /* two on one compartment */
+  }
+  if (se_neuron_model_validate(m, "test model", &err) != SE_OK) {
+    fprintf(stderr, "%s\n", err.message);
+    exit(1);
+  }
+}
+
+typedef struct config {
+  int width, stack_rows, onchip;
+} config;
+
+static void run_config(se_test_state *st, const se_neuron_model *m, config cfg) {
+  se_error err = {0};
+  se_neurons_options opt = se_neurons_default_options();
+  opt.interleave_width = cfg.width;
+  opt.layout = cfg.width == 1 ? SE_LAYOUT_FLAT : SE_LAYOUT_INTERLEAVED;
+  se_neurons_t a = NULL, b = NULL;
+  if (se_neurons_create(m, 0, m->n_cells, &opt, &a, &err) != SE_OK ||
+      se_neurons_create(m, 0, m->n_cells, &opt, &b, &err) != SE_OK) {
+    fprintf(stderr, "%s\n", err.message);
+    exit(1);
+  }
+  se_stream_tables tab;
+  if (se_stream_build(b, &tab, &err) != SE_OK) {
+    fprintf(stderr, "%s\n", err.message);
+    exit(1);
+  }
+  int onchip = cfg.onchip && tab.slots <= SE_STREAM_MAX_SLOTS;
+  int64_t nc = m->n_cells, steps = se_neuron_model_steps(m), spikes_a = 0, spikes_b = 0;
+  double *before = calloc((size_t)nc, sizeof *before), *after = calloc((size_t)nc, sizeof *after);
+  double *ta = calloc((size_t)nc * 1000, sizeof *ta), *tb = calloc((size_t)nc * 1000, sizeof *tb);
+  int64_t *na = calloc((size_t)nc, sizeof *na), *nb = calloc((size_t)nc, sizeof *nb);
+  if (!before || !after || !ta || !tb || !na || !nb)
+    abort();
+  double max_dv = 0.0, max_gate = 0.0;
+  int update = 0;
+  for (int64_t step = 0; step < steps; step++) {
+    double t = b->t;
+    if (se_neurons_step(a, &err) != SE_OK ||
+        se_stream_reference_step(b, &tab, cfg.stack_rows, onchip, update, before, after, &err) !=
+            SE_OK) {
+      fprintf(stderr, "%s\n", err.message);
+      exit(1);
+    }
+    update = 1;
+    b->steps_taken++;
+    b->t = (double)b->steps_taken * b->dt;
+    int64_t n;
+    const double *time;
+    const int64_t *cell;
+    se_neurons_take_spikes(a, &n, &time, &cell, &err);
+    for (int64_t k = 0; k < n; k++, spikes_a++)
+      if (na[cell[k]] < 1000)
+        ta[cell[k] * 1000 + na[cell[k]]++] = time[k];
+    for (int64_t c = 0; c < nc; c++)
+      if (before[c] < m->spike_threshold && m->spike_threshold <= after[c]) {
+        spikes_b++;
+        if (nb[c] < 1000)
+          tb[c * 1000 + nb[c]++] = se_spike_time(t, m->dt, m->spike_threshold, before[c], after[c]);
+      }
+    for (int64_t c = 0; c < nc; c++) {
+      const se_group *g = &a->groups[a->cell_group[c]];
+      for (int32_t i = 0; i < g->n_comp; i++) {
+        double d = fabs(se_neurons_voltage(a, c, i) - se_neurons_voltage(b, c, i));
+        if (!(d <= max_dv))
+          max_dv = isnan(d) ? INFINITY : d;
+      }
+    }
+    if (step == steps / 2) { /* what sync_state does: finish the gates, then no double update */
+      se_stream_reference_finish(b, &tab);
+      update = 0;
+      for (int64_t c = 0; c < nc; c++) /* cells only: the CPU also steps padding lanes */
+        for (int32_t i = 0; i < a->groups[a->cell_group[c]].n_comp; i++) {
+          int64_t s = se_neurons_slot(a, c, i);
+          double d = fmax(fabs(a->m[s] - b->m[s]),
+                          fmax(fabs(a->h[s] - b->h[s]), fabs(a->n[s] - b->n[s])));
+          if (!(d <= max_gate))
+            max_gate = isnan(d) ? INFINITY : d;
+        }
+    }
+  }
+  double max_dt = 0.0;
+  int64_t count_mismatch = 0;
+  for (int64_t c = 0; c < nc; c++) {
+    if (na[c] != nb[c])
+      count_mismatch++;
+    for (int64_t k = 0; k < na[c] && k < nb[c]; k++)
+      max_dt = fmax(max_dt, fabs(ta[c * 1000 + k] - tb[c * 1000 + k]));
+  }
+  printf("width %2d, stack rows %4d, accumulators %s (%d slots): max |dv| %.3g mV, gates %.3g, "
+         "%lld spikes (cpu %lld), max |dt| %.3g ms\n",
+         cfg.width, cfg.stack_rows, onchip ? "on chip" : "in rhs", tab.slots, max_dv, max_gate,
+         (long long)spikes_b, (long long)spikes_a, max_dt);
+  SE_EXPECT(st, max_dv <= 1e-7, "max voltage difference %g mV", max_dv);
+  SE_EXPECT(st, max_gate <= 1e-9, "max gate difference %g after finish", max_gate);
+  SE_EXPECT(st, count_mismatch == 0 && spikes_a == spikes_b, "%lld cells with other spike counts",
+            (long long)count_mismatch);
+  SE_EXPECT(st, spikes_a > 2 * nc, "too few spikes (%lld) to test anything", (long long)spikes_a);
+  SE_EXPECT(st, max_dt <= 1e-7, "max spike time difference %g ms", max_dt);
+  free(before);
+  free(after);
+  free(ta);
+  free(tb);
+  free(na);
+  free(nb);
+  se_stream_free(&tab);
+  se_neurons_destroy(a);
+  se_neurons_destroy(b);
+}
+
+/* Table invariants on the model: every non-root row is PREV or pushes into a slot its parent
+ * owns; DCONST exactly where no hh lies below. */
+static void check_tables(se_test_state *st, const se_neuron_model *m) {
+  se_error err = {0};
+  se_neurons_t e = NULL;
+  se_neurons_options opt = se_neurons_default_options();
+  if (se_neurons_create(m, 0, m->n_cells, &opt, &e, &err) != SE_OK)
+    exit(1);
+  se_stream_tables tab;
+  if (se_stream_build(e, &tab, &err) != SE_OK)
+    exit(1);
+  int bad = 0, dpush = 0, dconst = 0, state_pas = 0;
+  for (int64_t mo = 0; mo < m->n_morphologies; mo++) {
+    int64_t k0 = m->morph_offsets[mo], n = m->morph_offsets[mo + 1] - k0;
+    for (int64_t i = 1; i < n; i++) {
+      uint32_t meta = tab.rows[k0 + i].meta;
+      dpush += !!(meta & SE_STREAM_DPUSH);
+      dconst += !!(meta & SE_STREAM_DCONST);
+      state_pas += !(meta & (SE_STREAM_DCONST | SE_STREAM_HH));
+      int32_t p = m->parent[k0 + i];
+      if ((p == i - 1) != !!(meta & SE_STREAM_PREV))
+        bad++;
+      if (!(meta & SE_STREAM_PREV)) {
+        uint32_t pm = tab.rows[k0 + p].meta;
+        if (!(pm & SE_STREAM_OWN) || SE_STREAM_OWN_SLOT(pm) != SE_STREAM_PUSH_SLOT(meta))
+          bad++;
+      }
+    }
+  }
+  SE_EXPECT(st, bad == 0, "%d inconsistent rows", bad);
+  /* every kind of row is exercised */
+  SE_EXPECT(st, dpush > 0 && dconst > 0 && state_pas > 0, "rows: %d DPUSH, %d DCONST, %d passive "
+            "with hh below", dpush, dconst, state_pas);
+  printf("rows: %d DPUSH, %d DCONST, %d passive with hh below\n", dpush, dconst, state_pas);
+  SE_EXPECT(st, tab.slots >= 1 && tab.slots <= 64, "%d slots", tab.slots);
+  se_stream_free(&tab);
+  se_neurons_destroy(e);
+}
+
+/* The CUDA kernel itself (when a GPU is visible): the CPU backend against gpu_fused = 2 with
+ * the given knobs, a se_neurons_sync (which finishes the deferred gates) every 97 steps;
+ * voltages of every compartment and the gates compared at each sync, spikes at the end. */
+static void run_gpu(se_test_state *st, const se_neuron_model *m, int width, const char *rows,
+                    const char *acc, const char *ahead, const char *hints) {
+  se_error err = {0};
+  rows ? setenv("SE_STREAM_ROWS", rows, 1) : unsetenv("SE_STREAM_ROWS");
+  acc ? setenv("SE_STREAM_ACC", acc, 1) : unsetenv("SE_STREAM_ACC");
+  ahead ? setenv("SE_STREAM_AHEAD", ahead, 1) : unsetenv("SE_STREAM_AHEAD");
+  hints ? setenv("SE_STREAM_HINTS", hints, 1) : unsetenv("SE_STREAM_HINTS");
+  se_neurons_options oc = se_neurons_default_options(), og = oc;
+  oc.interleave_width = og.interleave_width = width;
+  og.backend = SE_BACKEND_CUDA;
+  og.gpu_fused = 2;
+  se_neurons_t a = NULL, b = NULL;
+  if (se_neurons_create(m, 0, m->n_cells, &oc, &a, &err) != SE_OK ||
+      se_neurons_create(m, 0, m->n_cells, &og, &b, &err) != SE_OK) {
+    fprintf(stderr, "%s\n", err.message);
+    exit(1);
+  }
+  int64_t nc = m->n_cells, steps = se_neuron_model_steps(m), count[2] = {0, 0};
+  double *times[2];
+  int64_t *cells[2];
+  times[0] = calloc((size_t)nc * 1000, sizeof(double));
+  times[1] = calloc((size_t)nc * 1000, sizeof(double));
+  cells[0] = calloc((size_t)nc * 1000, sizeof(int64_t));
+  cells[1] = calloc((size_t)nc * 1000, sizeof(int64_t));
+  double max_dv = 0.0, max_gate = 0.0;
+  for (int64_t step = 1; step <= steps; step++) {
+    if (se_neurons_step(a, &err) != SE_OK || se_neurons_step(b, &err) != SE_OK) {
+      fprintf(stderr, "%s\n", err.message);
+      exit(1);
+    }
+    se_neurons_t both[2] = {a, b};
+    for (int k = 0; k < 2; k++) {
+      int64_t n;
+      const double *t;
+      const int64_t *c;
+      if (se_neurons_take_spikes(both[k], &n, &t, &c, &err) != SE_OK) {
+        fprintf(stderr, "%s\n", err.message);
+        exit(1);
+      }
+      for (int64_t q = 0; q < n && count[k] < nc * 1000; q++, count[k]++) {
+        times[k][count[k]] = t[q];
+        cells[k][count[k]] = c[q];
+      }
+    }
+    if (step % 97 != 0 && step != steps)
+      continue;
+    if (se_neurons_sync(b, &err) != SE_OK) {
+      fprintf(stderr, "%s\n", err.message);
+      exit(1);
+    }
+    for (int64_t c = 0; c < nc; c++)
+      for (int32_t i = 0; i < a->groups[a->cell_group[c]].n_comp; i++) {
+        int64_t s = se_neurons_slot(a, c, i);
+        double dv = fabs(a->v[s] - b->v[s]);
+        double dg = fmax(fabs(a->m[s] - b->m[s]),
+                         fmax(fabs(a->h[s] - b->h[s]), fabs(a->n[s] - b->n[s])));
+        if (!(dv <= max_dv))
+          max_dv = isnan(dv) ? INFINITY : dv;
+        if (!(dg <= max_gate))
+          max_gate = isnan(dg) ? INFINITY : dg;
+      }
+  }
+  /* spikes: same multiset of (cell, time) within 1e-7 ms; the device reports them unordered */
+  int64_t matched = 0;
+  double max_dt = 0.0;
+  for (int64_t p = 0; p < count[0]; p++) {
+    double best = INFINITY;
+    for (int64_t q = 0; q < count[1]; q++)
+      if (cells[1][q] == cells[0][p])
+        best = fmin(best, fabs(times[1][q] - times[0][p]));
+    if (best <= 1e-7)
+      matched++;
+    max_dt = fmax(max_dt, best);
+  }
+  printf("GPU width %2d rows %s acc %s ahead %s hints %s: max |dv| %.3g mV, gates %.3g, %lld "
+         "spikes (cpu %lld, %lld matched), max |dt| %.3g ms\n",
+         width, rows ? rows : "auto", acc ? acc : "auto", ahead ? ahead : "1",
+         hints ? hints : "1",
+         max_dv, max_gate, (long long)count[1], (long long)count[0], (long long)matched, max_dt);
+  SE_EXPECT(st, max_dv <= 1e-7, "GPU: max voltage difference %g mV", max_dv);
+  SE_EXPECT(st, max_gate <= 1e-9, "GPU: max gate difference %g", max_gate);
+  SE_EXPECT(st, count[0] == count[1] && matched == count[0] && count[0] > 2 * nc,
+            "GPU: %lld spikes, CPU %lld, %lld matched", (long long)count[1], (long long)count[0],
+            (long long)matched);
+  for (int k = 0; k < 2; k++) {
+    free(times[k]);
+    free(cells[k]);
+  }
+  se_neurons_destroy(a);
+  se_neurons_destroy(b);
+}
+
+int main(void) {
+  se_test_state st = {0};
+  se_neuron_model m;
+  build_model(&m);
+  check_tables(&st, &m);
+  const config configs[] = {{8, 100000, 1}, {8, 0, 0}, {1, 5, 1}, {3, 40, 0}, {32, 60, 1},
+                            {32, 0, 1}};
+  for (size_t k = 0; k < sizeof configs / sizeof configs[0]; k++)
+    run_config(&st, &m, configs[k]);
+  if (se_gpu_count() > 0) {
+    run_gpu(&st, &m, 32, NULL, NULL, NULL, NULL);
+    run_gpu(&st, &m, 32, "0", NULL, "2", "1");
+    run_gpu(&st, &m, 8, "3", "rhs", "1", "0");
+    run_gpu(&st, &m, 1, "17", NULL, "2", "0");
+  } else {
+    printf("GPU part skipped: no GPU\n");
+  }
+  se_neuron_model_free(&m);
+  return se_test_finish(&st, "test_stream");
+}
