@@ -9,6 +9,7 @@
 #include "neurons_impl.h"
 #include "se_error.h"
 #include "bench.h"
+#include "bench_edd.h"
 #include "swc.h"
 
 static const char *usage =
@@ -17,6 +18,7 @@ static const char *usage =
     "  step    whole time steps, CPU and GPU backends, against the step's byte floor\n"
     "  gpu-hines  GPU batched Hines solves, mono-morphology kernels, against the copy bandwidth\n"
     "  tridiag    GPU tridiagonal batches against cuSPARSE, and branch-level multi-morphology Hines\n"
+    "  edd        one huge neuron: Exact Domain Decomposition on the GPU against sequential sweeps\n"
     "\n"
     "simengine-bench hines [options]\n"
     "\n"
@@ -212,6 +214,8 @@ int main(int argc, char **argv) {
     return se_bench_gpu_hines(argc, argv);
   if (argc >= 2 && !strcmp(argv[1], "tridiag"))
     return se_bench_tridiag(argc, argv);
+  if (argc >= 2 && !strcmp(argv[1], "edd"))
+    return se_bench_edd(argc, argv);
   fputs(usage, argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? stdout : stderr);
   return argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? 0 : 2;
 }
