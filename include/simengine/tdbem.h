@@ -31,7 +31,8 @@ typedef struct se_tdbem_meta {
 /* A contiguous interval of slices [first, first + count), as a rank or a worker holds it.
  * Indices are local: slice first + j has row-vectors slice_ptr[j] .. slice_ptr[j+1]-1, and
  * row-vector r has values val[val_ptr[r] .. val_ptr[r+1]-1] for k = kstart[r], kstart[r]+1, ...
- * Values are float when precision is single, double otherwise. */
+ * The row-vectors of a slice are sorted by ascending row (the reader refuses files where they
+ * are not). Values are float when precision is single, double otherwise. */
 typedef struct se_tdbem_slices {
   se_precision precision;
   int64_t n, kmax;
@@ -61,7 +62,8 @@ void se_tdbem_m0_free(se_tdbem_m0 *m0);
  * of ng, or any n) adds to out[q * N + i], q = 0 .. ng-1, the interval's part of
  *   s_{n+q}(i) = sum_j sum_k M_k(i, j) a_{n+q-k}(j)   with a_m = 0 for m >= n and m < 0,
  * reading each stored value once for the ng vectors (ng = 1 .. 16, specialised at compile time).
- * OpenMP over slices, SIMD within rows; out is not zeroed. Not collective. */
+ * OpenMP over blocks of output rows (bitwise independent of the thread count), SIMD over the ng
+ * accumulators; out is not zeroed. Not collective. */
 int se_tdbem_sum_cpu(const se_tdbem_slices *s, const double *hist, int64_t hist_len, int64_t n,
                      int ng, double *out, se_error *err);
 

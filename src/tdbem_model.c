@@ -1,0 +1,26 @@
+/* The in-memory model of the tdbem workload (include/simengine/tdbem.h): freeing the slices of an
+ * interval and M0. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "simengine/tdbem.h"
+
+void se_tdbem_slices_free(se_tdbem_slices *s) {
+  if (!s)
+    return;
+  free(s->slice_ptr);
+  free(s->row);
+  free(s->kstart);
+  free(s->val_ptr);
+  free(s->val);
+  memset(s, 0, sizeof *s);
+}
+
+void se_tdbem_m0_free(se_tdbem_m0 *m0) {
+  if (!m0)
+    return;
+  free(m0->row);
+  free(m0->col);
+  free(m0->val);
+  memset(m0, 0, sizeof *m0);
+}
