@@ -471,3 +471,260 @@ int se_h5_write_attr_double(hid_t loc, const char *file, const char *obj, const 
                             double value, se_error *err) {
   return write_attr(loc, file, obj, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &value, err);
 }
+
+/* ---- parallel files and partial reads and writes --------------------------------------------- */
+
+/* Largest piece of one H5Dread, in bytes: well below MPI-IO's 2 GiB limit of one transfer. */
+#define SE_H5_PIECE_BYTES ((int64_t)1 << 28)
+
+int se_mpi_agree(MPI_Comm comm, int rc, se_error *err) {
+  se_error local = {SE_OK, ""};
+  if (!err)
+    err = &local;
+  int rank = 0, size = 1;
+  SE_MPI_CHECK(err, MPI_Comm_rank(comm, &rank));
+  SE_MPI_CHECK(err, MPI_Comm_size(comm, &size));
+  struct { int ok, rank; } in = {rc == SE_OK, rank}, out;
+  SE_MPI_CHECK(err, MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MINLOC, comm));
+  if (out.ok)
+    return SE_OK;
+  int code = rc;
+  SE_MPI_CHECK(err, MPI_Bcast(&code, 1, MPI_INT, out.rank, comm));
+  SE_MPI_CHECK(err, MPI_Bcast(err->message, (int)sizeof err->message, MPI_CHAR, out.rank, comm));
+  err->code = (se_code)code;
+  if (size > 1 && out.rank != rank)
+    se_error_prepend(err, "on rank %d: ", out.rank);
+  return code;
+}
+
+int se_h5_open_mpio(const char *path, MPI_Comm comm, int create, hid_t *file, se_error *err) {
+  *file = H5I_INVALID_HID;
+  int rc = SE_OK;
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  SE_H5_CHECK(err, fapl, "%s: file access list", path);
+  SE_H5_CHECK_GOTO(err, rc, done, H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL), "%s", path);
+  if (create) {
+    /* Every rank performs the same metadata operations: let HDF5 do them collectively. */
+    SE_H5_CHECK_GOTO(err, rc, done, H5Pset_all_coll_metadata_ops(fapl, 1), "%s", path);
+    SE_H5_CHECK_GOTO(err, rc, done, H5Pset_coll_metadata_write(fapl, 1), "%s", path);
+    *file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  } else {
+    *file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+  }
+  if (*file < 0) {
+    char msg[768];
+    se_h5_error_string(msg, sizeof msg);
+    rc = se_error_set(err, SE_ERR_IO, __FILE__, __LINE__, __func__, "cannot %s '%s' with MPI-IO%s%s",
+                      create ? "create" : "open", path, msg[0] ? ": " : "", msg);
+  }
+done:
+  return CLOSE_IDS(rc, err, path, "/", fapl);
+}
+
+int se_h5_open_dataset(hid_t loc, const char *file, const char *path, int *found, H5T_class_t cls,
+                       int ndims, hsize_t *dims, hid_t *dset, hid_t *type, se_error *err) {
+  *dset = *type = H5I_INVALID_HID;
+  int exists = 0;
+  SE_TRY(se_h5_exists(loc, file, path, &exists, err));
+  if (found)
+    *found = exists;
+  if (!exists) {
+    if (found)
+      return SE_OK;
+    SE_FAIL(err, SE_ERR_INPUT, "%s: required dataset %s is missing", file, path);
+  }
+  int rc = SE_OK, nd;
+  hid_t obj = H5I_INVALID_HID, t = H5I_INVALID_HID, space = H5I_INVALID_HID;
+  H5T_class_t got;
+  H5I_type_t it;
+  hsize_t d[H5S_MAX_RANK];
+  SE_H5_CHECK_GOTO(err, rc, done, obj = H5Oopen(loc, path, H5P_DEFAULT), "%s: %s", file, path);
+  it = H5Iget_type(obj);
+  if (it != H5I_DATASET)
+    SE_FAIL_GOTO(err, rc, done, SE_ERR_INPUT, "%s: %s is not a dataset (a %s)", file, path,
+                 it == H5I_GROUP ? "group" : it == H5I_DATATYPE ? "named datatype" : "other object");
+  SE_H5_CHECK_GOTO(err, rc, done, t = H5Dget_type(obj), "%s: %s", file, path);
+  SE_H5_CHECK_GOTO(err, rc, done, got = H5Tget_class(t), "%s: %s", file, path);
+  if (got != cls)
+    SE_FAIL_GOTO(err, rc, done, SE_ERR_INPUT, "%s: %s has %s type, expected %s", file, path,
+                 se_h5_class_name(got), se_h5_class_name(cls));
+  SE_H5_CHECK_GOTO(err, rc, done, space = H5Dget_space(obj), "%s: %s", file, path);
+  SE_H5_CHECK_GOTO(err, rc, done, nd = H5Sget_simple_extent_ndims(space), "%s: %s", file, path);
+  SE_H5_CHECK_GOTO(err, rc, done, H5Sget_simple_extent_dims(space, d, NULL), "%s: %s: shape", file,
+                   path);
+  if (nd != ndims) {
+    char shape[256] = "";
+    size_t used = 0;
+    for (int k = 0; k < nd && used < sizeof shape; k++)
+      used += (size_t)snprintf(shape + used, sizeof shape - used, "%s%llu", k ? " x " : "",
+                               (unsigned long long)d[k]);
+    SE_FAIL_GOTO(err, rc, done, SE_ERR_INPUT, "%s: %s has rank %d (shape [%s]), expected %d dimension%s",
+                 file, path, nd, nd ? shape : "scalar", ndims, ndims == 1 ? "" : "s");
+  }
+  for (int k = 0; k < nd; k++) {
+    if (d[k] > (hsize_t)INT64_MAX / 16) /* so that sizes in bytes never overflow */
+      SE_FAIL_GOTO(err, rc, done, SE_ERR_INPUT, "%s: %s has %llu entries along dimension %d, too many",
+                   file, path, (unsigned long long)d[k], k);
+    dims[k] = d[k];
+  }
+  *dset = obj;
+  *type = t;
+  obj = t = H5I_INVALID_HID;
+done:
+  return CLOSE_IDS(rc, err, file, path, space, t, obj);
+}
+
+/* Reads the selection fspace of dset (n elements) into buf (a packed one-dimensional memory
+ * space of n elements of mem_type), independently; closes fspace. */
+static int read_selection(hid_t dset, hid_t mem_type, hid_t fspace, int64_t n, void *buf,
+                          const char *file, const char *path, se_error *err) {
+  int rc = SE_OK;
+  hid_t mspace = H5I_INVALID_HID;
+  hsize_t dim = (hsize_t)n;
+  SE_H5_CHECK_GOTO(err, rc, done, mspace = H5Screate_simple(1, &dim, NULL), "%s: reading %s", file,
+                   path);
+  SE_H5_CHECK_GOTO(err, rc, done, H5Dread(dset, mem_type, mspace, fspace, H5P_DEFAULT, buf),
+                   "%s: reading %s", file, path);
+done:
+  return CLOSE_IDS(rc, err, file, path, mspace, fspace);
+}
+
+int se_h5_read_rows(hid_t dset, hid_t mem_type, size_t elem_size, int64_t start, int64_t count,
+                    int64_t row_size, void *buf, const char *file, const char *path, se_error *err) {
+  if (count <= 0 || row_size <= 0)
+    return SE_OK;
+  int64_t row_bytes = row_size * (int64_t)elem_size;
+  int64_t piece = SE_H5_PIECE_BYTES / row_bytes > 0 ? SE_H5_PIECE_BYTES / row_bytes : 1;
+  hsize_t dims[H5S_MAX_RANK];
+  hid_t space = H5Dget_space(dset);
+  SE_H5_CHECK(err, space, "%s: reading %s", file, path);
+  int nd = H5Sget_simple_extent_dims(space, dims, NULL);
+  int rc = SE_OK;
+  if (nd < 1)
+    SE_FAIL_GOTO(err, rc, done, SE_ERR_HDF5, "%s: reading %s: H5Sget_simple_extent_dims failed", file,
+                 path);
+  for (int64_t done_rows = 0; done_rows < count && rc == SE_OK; done_rows += piece) {
+    int64_t rows = count - done_rows < piece ? count - done_rows : piece;
+    hsize_t s[H5S_MAX_RANK] = {(hsize_t)(start + done_rows)}, c[H5S_MAX_RANK] = {(hsize_t)rows};
+    for (int k = 1; k < nd; k++) {
+      s[k] = 0;
+      c[k] = dims[k];
+    }
+    hid_t fspace = H5Scopy(space);
+    SE_H5_CHECK_GOTO(err, rc, done, fspace, "%s: reading %s", file, path);
+    if (H5Sselect_hyperslab(fspace, H5S_SELECT_SET, s, NULL, c, NULL) < 0) {
+      char msg[768];
+      se_h5_error_string(msg, sizeof msg);
+      rc = se_error_set(err, SE_ERR_HDF5, __FILE__, __LINE__, __func__,
+                        "%s: selecting %s[%lld .. %lld) failed%s%s", file, path,
+                        (long long)(start + done_rows), (long long)(start + done_rows + rows),
+                        msg[0] ? ": " : "", msg);
+      rc = CLOSE_IDS(rc, err, file, path, fspace);
+      break;
+    }
+    rc = read_selection(dset, mem_type, fspace, rows * row_size,
+                        (char *)buf + done_rows * row_bytes, file, path, err);
+  }
+done:
+  return CLOSE_IDS(rc, err, file, path, space);
+}
+
+/* Checks that the n values just read as uint64 into out fit in int64; value i is entry
+ * index[i] of path, or first + i when index is NULL. */
+static int check_unsigned_fit(const int64_t *out, int64_t n, int64_t first, const int64_t *index,
+                              const char *file, const char *path, se_error *err) {
+  const uint64_t *u = (const uint64_t *)out;
+  for (int64_t i = 0; i < n; i++)
+    if (u[i] > (uint64_t)INT64_MAX)
+      SE_FAIL(err, SE_ERR_INPUT, "%s: %s[%lld] = %llu does not fit in int64", file, path,
+              (long long)(index ? index[i] : first + i), (unsigned long long)u[i]);
+  return SE_OK;
+}
+
+int se_h5_read_int64_range(hid_t dset, hid_t type, int64_t start, int64_t count, int64_t *out,
+                           const char *file, const char *path, se_error *err) {
+  H5T_sign_t sign = H5Tget_sign(type);
+  SE_H5_CHECK(err, sign, "%s: %s", file, path);
+  int is_unsigned = sign == H5T_SGN_NONE;
+  SE_TRY(se_h5_read_rows(dset, is_unsigned ? H5T_NATIVE_UINT64 : H5T_NATIVE_INT64, sizeof(int64_t),
+                         start, count, 1, out, file, path, err));
+  return is_unsigned ? check_unsigned_fit(out, count, start, NULL, file, path, err) : SE_OK;
+}
+
+int se_h5_read_int64_points(hid_t dset, hid_t type, int64_t n, const int64_t *index, int64_t *out,
+                            const char *file, const char *path, se_error *err) {
+  if (n <= 0)
+    return SE_OK;
+  H5T_sign_t sign = H5Tget_sign(type);
+  SE_H5_CHECK(err, sign, "%s: %s", file, path);
+  int is_unsigned = sign == H5T_SGN_NONE;
+  hsize_t *coords = malloc((size_t)n * sizeof *coords);
+  if (!coords)
+    SE_FAIL(err, SE_ERR_NOMEM, "%s: %s: out of memory for %lld points", file, path, (long long)n);
+  for (int64_t i = 0; i < n; i++)
+    coords[i] = (hsize_t)index[i];
+  int rc = SE_OK;
+  hid_t fspace = H5I_INVALID_HID;
+  SE_H5_CHECK_GOTO(err, rc, done, fspace = H5Dget_space(dset), "%s: %s", file, path);
+  if (H5Sselect_elements(fspace, H5S_SELECT_SET, (size_t)n, coords) < 0) {
+    char msg[768];
+    se_h5_error_string(msg, sizeof msg);
+    rc = se_error_set(err, SE_ERR_HDF5, __FILE__, __LINE__, __func__,
+                      "%s: selecting %lld points of %s failed%s%s", file, (long long)n, path,
+                      msg[0] ? ": " : "", msg);
+    rc = CLOSE_IDS(rc, err, file, path, fspace);
+    goto done;
+  }
+  rc = read_selection(dset, is_unsigned ? H5T_NATIVE_UINT64 : H5T_NATIVE_INT64, fspace, n, out,
+                      file, path, err);
+  if (rc == SE_OK && is_unsigned)
+    rc = check_unsigned_fit(out, n, 0, index, file, path, err);
+done:
+  free(coords);
+  return rc;
+}
+
+int se_h5_create_dataset(hid_t loc, const char *file, const char *path, hid_t file_type, int ndims,
+                         const hsize_t *dims, hid_t *dset, se_error *err) {
+  *dset = H5I_INVALID_HID;
+  int rc = SE_OK;
+  hid_t space = H5I_INVALID_HID, dcpl = H5I_INVALID_HID;
+  SE_H5_CHECK_GOTO(err, rc, done, dcpl = H5Pcreate(H5P_DATASET_CREATE), "%s: creating %s", file, path);
+  SE_H5_CHECK_GOTO(err, rc, done, H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER), "%s: creating %s",
+                   file, path);
+  SE_H5_CHECK_GOTO(err, rc, done, space = H5Screate_simple(ndims, dims, NULL), "%s: creating %s",
+                   file, path);
+  SE_H5_CHECK_GOTO(err, rc, done,
+                   *dset = H5Dcreate2(loc, path, file_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT),
+                   "%s: creating %s", file, path);
+done:
+  return CLOSE_IDS(rc, err, file, path, space, dcpl);
+}
+
+int se_h5_write_block(hid_t dset, hid_t mem_type, int ndims, const hsize_t *start,
+                      const hsize_t *count, const void *buf, hid_t dxpl, const char *file,
+                      const char *path, se_error *err) {
+  int rc = SE_OK, empty = 0;
+  hid_t fspace = H5I_INVALID_HID, mspace = H5I_INVALID_HID;
+  hssize_t n_global;
+  for (int d = 0; d < ndims; d++)
+    empty |= count[d] == 0;
+  SE_H5_CHECK_GOTO(err, rc, done, fspace = H5Dget_space(dset), "%s: writing %s", file, path);
+  SE_H5_CHECK_GOTO(err, rc, done, n_global = H5Sget_simple_extent_npoints(fspace), "%s: writing %s",
+                   file, path);
+  if (n_global == 0) /* no storage that HDF5 1.10 could write to ("addr overflow") */
+    goto done;
+  SE_H5_CHECK_GOTO(err, rc, done, mspace = H5Screate_simple(ndims, count, NULL), "%s: writing %s",
+                   file, path);
+  if (empty) {
+    SE_H5_CHECK_GOTO(err, rc, done, H5Sselect_none(fspace), "%s: writing %s", file, path);
+    SE_H5_CHECK_GOTO(err, rc, done, H5Sselect_none(mspace), "%s: writing %s", file, path);
+  } else {
+    SE_H5_CHECK_GOTO(err, rc, done, H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL),
+                     "%s: writing %s", file, path);
+  }
+  SE_H5_CHECK_GOTO(err, rc, done, H5Dwrite(dset, mem_type, mspace, fspace, dxpl, buf),
+                   "%s: writing %s", file, path);
+done:
+  return CLOSE_IDS(rc, err, file, path, mspace, fspace);
+}

@@ -3,6 +3,7 @@
 #define SE_H5_UTIL_H
 
 #include <hdf5.h>
+#include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -112,5 +113,55 @@ int se_h5_write_attr_int64(hid_t loc, const char *file, const char *obj, const c
                            int64_t value, se_error *err);
 int se_h5_write_attr_double(hid_t loc, const char *file, const char *obj, const char *name,
                             double value, se_error *err);
+
+/* ---- parallel files and partial reads and writes (used by the tdbem reader and writer) ------- */
+
+/* Makes every rank of comm return the same outcome: SE_OK when rc is SE_OK everywhere, else the
+ * code and message of the lowest failing rank (prefixed "on rank R: " on the other ranks).
+ * Collective over comm. */
+int se_mpi_agree(MPI_Comm comm, int rc, se_error *err);
+
+/* Opens path with MPI-IO over comm: read-only (create == 0), or created and truncated
+ * (create != 0, with collective metadata operations and writes). Collective over comm; the
+ * outcome is this rank's (the caller agrees). */
+int se_h5_open_mpio(const char *path, MPI_Comm comm, int create, hid_t *file, se_error *err);
+
+/* Opens the dataset at path and checks its type class and its number of dimensions; gives the
+ * dataset, its file type (both closed by the caller) and its dims (ndims entries). When found is
+ * NULL the dataset is required; otherwise a missing one sets *found = 0 and leaves *dset and
+ * *type invalid. Shape errors name file, path and the shape. Not collective. */
+int se_h5_open_dataset(hid_t loc, const char *file, const char *path, int *found, H5T_class_t cls,
+                       int ndims, hsize_t *dims, hid_t *dset, hid_t *type, se_error *err);
+
+/* Reads entries [start, start + count) along the first dimension of dset (all of its other
+ * dimensions; row_size entries per row) as mem_type (elem_size bytes) into buf, in independent
+ * pieces small enough for MPI-IO; count 0 reads nothing. file and path name the dataset in
+ * messages. Not collective. */
+int se_h5_read_rows(hid_t dset, hid_t mem_type, size_t elem_size, int64_t start, int64_t count,
+                    int64_t row_size, void *buf, const char *file, const char *path, se_error *err);
+
+/* Reads entries [start, start + count) of the one-dimensional integer dataset dset (file type
+ * type) into out as int64; an unsigned value above INT64_MAX is an error naming path[index].
+ * Not collective. */
+int se_h5_read_int64_range(hid_t dset, hid_t type, int64_t start, int64_t count, int64_t *out,
+                           const char *file, const char *path, se_error *err);
+
+/* Reads the n entries index[0..n) (ascending, distinct) of the one-dimensional integer dataset
+ * dset (file type type) into out as int64, with one point selection. Not collective. */
+int se_h5_read_int64_points(hid_t dset, hid_t type, int64_t n, const int64_t *index, int64_t *out,
+                            const char *file, const char *path, se_error *err);
+
+/* Creates the contiguous dataset path (ndims, dims) of file_type, its values never filled (every
+ * one is written later, in pieces); gives it in *dset (closed by the caller). Collective in a
+ * parallel file. */
+int se_h5_create_dataset(hid_t loc, const char *file, const char *path, hid_t file_type, int ndims,
+                         const hsize_t *dims, hid_t *dset, se_error *err);
+
+/* Writes the block [start, start + count) (ndims) of dset from buf (packed, of mem_type) with the
+ * transfer list dxpl (H5P_DEFAULT, or a collective MPI-IO list: then every rank calls, and a rank
+ * with a zero count selects nothing). A dataset without elements is not written. */
+int se_h5_write_block(hid_t dset, hid_t mem_type, int ndims, const hsize_t *start,
+                      const hsize_t *count, const void *buf, hid_t dxpl, const char *file,
+                      const char *path, se_error *err);
 
 #endif

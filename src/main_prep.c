@@ -1,6 +1,6 @@
 /* simengine-prep: builds simengine input files (docs/prep.md).
  *   simengine-prep neurons -o out.h5 [options]   SWC files and synthetic classes -> neurons input
- *   simengine-prep tdbem ...                      (not implemented yet, issue 4)
+ *   simengine-prep tdbem -o out.h5 [options]     synthetic TD-BEM case (io/prep_tdbem.c)
  * Bad options exit with status 2, bad input files or failed writes with status 1. */
 #include <errno.h>
 #include <math.h>
@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "input_neurons.h"
+#include "prep_tdbem.h"
 #include "se_error.h"
 #include "simengine/neurons.h"
 #include "swc.h"
@@ -21,7 +22,7 @@
 
 static const char usage_text[] =
     "Usage: simengine-prep neurons -o OUT.h5 [options]\n"
-    "       simengine-prep tdbem ...            (not implemented yet, issue 4)\n"
+    "       simengine-prep tdbem -o OUT.h5 [options]   (simengine-prep tdbem --help)\n"
     "\n"
     "Builds a neurons input file (docs/input-neurons.md) from SWC morphologies and synthetic\n"
     "morphology classes. Cells are laid out morphology by morphology in the order given, the\n"
@@ -738,9 +739,7 @@ int main(int argc, char **argv) {
   }
   if (strcmp(argv[1], "neurons") == 0)
     return prep_neurons(argc, argv);
-  if (strcmp(argv[1], "tdbem") == 0) {
-    fprintf(stderr, "simengine-prep: tdbem cases are not implemented yet (issue 4)\n");
-    return PREP_EXIT_USAGE;
-  }
+  if (strcmp(argv[1], "tdbem") == 0)
+    return se_prep_tdbem_main(argc, argv, 2);
   return usage_error("unknown command '%s': expected neurons (or tdbem)", argv[1]);
 }

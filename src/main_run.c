@@ -11,6 +11,7 @@
 #include "partition.h"
 #include "report.h"
 #include "se_error.h"
+#include "tdbem_run.h"
 #include "simengine/simengine.h"
 
 static const char *usage =
@@ -53,7 +54,7 @@ typedef struct run_options {
   const char *input;
   char output[4096];
   se_neurons_options engine;
-  int threads, gpus, width_given;
+  int threads, gpus, width_given, ng;
   int64_t buffer_frames;
   double flush_seconds, progress_seconds;
   int quiet;
@@ -62,7 +63,8 @@ typedef struct run_options {
 /* Parses argv; returns 0 to run, 1 when --help or --version was handled, 2 on a usage error
  * (message in err). Every rank parses the same arguments. */
 static int parse_options(int argc, char **argv, run_options *o, int rank, se_error *err) {
-  *o = (run_options){.engine = se_neurons_default_options(), .gpus = -1, .flush_seconds = 60.0,
+  *o = (run_options){.engine = se_neurons_default_options(), .gpus = -1, .ng = 8,
+                     .flush_seconds = 60.0,
                      .progress_seconds = 5.0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -104,6 +106,15 @@ static int parse_options(int argc, char **argv, run_options *o, int rank, se_err
                      "--layout '%s': expected flat or interleaved", next);
         return 2;
       }
+    } else if (!strcmp(a, "--ng")) {
+      NEED_VALUE();
+      long long v = strtoll(next, &end, 10);
+      if (!*next || *end || v < 1 || v > 16) {
+        se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__,
+                     "--ng '%s': expected an integer from 1 to 16", next);
+        return 2;
+      }
+      o->ng = (int)v;
     } else if (!strcmp(a, "--width") || !strcmp(a, "--threads") || !strcmp(a, "--gpus") ||
                !strcmp(a, "--buffer-frames")) {
       NEED_VALUE();
@@ -577,10 +588,11 @@ int main(int argc, char **argv) {
                         o.gpus, se_gpu_count() == 0 ? " (or this build has no CUDA)" : "");
     if (rc == SE_OK && !strcmp(workload, "neurons"))
       rc = run_neurons(&o, MPI_COMM_WORLD, &err);
+    else if (rc == SE_OK && !strcmp(workload, "tdbem"))
+      rc = se_tdbem_run(o.input, o.output, MPI_COMM_WORLD, o.ng, &err);
     else if (rc == SE_OK)
       rc = se_error_set(&err, SE_ERR_UNSUPPORTED, __FILE__, __LINE__, __func__,
-                        "%s: workload '%s' is not supported by this version (neurons only)",
-                        o.input, workload);
+                        "%s: workload '%s' is not supported (neurons or tdbem)", o.input, workload);
   }
   /* failures are agreed on (agree()), so rank 0 holds the message; argument errors are the
    * same on every rank */

@@ -9,7 +9,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib_expect.sh"
 
 expect "help" 0 "simengine-prep neurons -o OUT.h5" -- "$prep" --help
 expect "neurons help" 0 "--iclamp-all DELAY:DUR:AMP" -- "$prep" neurons --help
-expect "tdbem" 2 "tdbem cases are not implemented yet \(issue 4\)" -- "$prep" tdbem -o x.h5
+expect "tdbem" 2 "--n 2: expected 4" -- "$prep" tdbem --n 2 -o "$work/x.h5"
 expect "no command" 2 "no command" -- "$prep"
 expect "unknown command" 2 "unknown command 'cells'" -- "$prep" cells
 expect "no output" 2 "no output file" -- "$prep" neurons --class small-low
