@@ -11,30 +11,6 @@
 #define SE_INPUT_FORMAT "simengine-input"
 #define SE_INPUT_VERSION 1
 
-/* ---- agreement over the communicator -------------------------------------------------------- */
-
-/* Makes every rank of comm return the same outcome: when any rank failed, all return the code
- * and message of the lowest failing rank. Collective over comm. */
-static int agree(MPI_Comm comm, int rc, se_error *err) {
-  se_error local = {SE_OK, ""};
-  if (!err)
-    err = &local;
-  int rank = 0, size = 1;
-  SE_MPI_CHECK(err, MPI_Comm_rank(comm, &rank));
-  SE_MPI_CHECK(err, MPI_Comm_size(comm, &size));
-  struct { int ok, rank; } in = {rc == SE_OK, rank}, out;
-  SE_MPI_CHECK(err, MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MINLOC, comm));
-  if (out.ok)
-    return SE_OK;
-  int code = rc;
-  SE_MPI_CHECK(err, MPI_Bcast(&code, 1, MPI_INT, out.rank, comm));
-  SE_MPI_CHECK(err, MPI_Bcast(err->message, (int)sizeof err->message, MPI_CHAR, out.rank, comm));
-  err->code = (se_code)code;
-  if (size > 1 && out.rank != rank)
-    se_error_prepend(err, "on rank %d: ", out.rank);
-  return code;
-}
-
 /* ---- the parts of the reader ---------------------------------------------------------------- */
 
 /* Fails with SE_ERR_IO when path cannot be opened, SE_ERR_INPUT when it is no HDF5 file. */
@@ -324,29 +300,7 @@ static int read_model(hid_t file, const char *src, void *model, se_error *err) {
   return se_neuron_model_validate(m, src, err);
 }
 
-/* Opens path read-only with MPI-IO (collective over comm). The caller has agreed that the file
- * exists and is HDF5; the result is this rank's, and when *file is valid the caller closes it with
- * close_parallel even on failure. */
-static int open_parallel(const char *path, MPI_Comm comm, hid_t *file, se_error *err) {
-  *file = H5I_INVALID_HID;
-  int rc = SE_OK;
-  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-  if (fapl < 0)
-    SE_FAIL(err, SE_ERR_HDF5, "%s: H5Pcreate failed", path);
-  if (H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL) < 0)
-    rc = se_error_set(err, SE_ERR_HDF5, __FILE__, __LINE__, __func__, "%s: H5Pset_fapl_mpio failed", path);
-  else if ((*file = H5Fopen(path, H5F_ACC_RDONLY, fapl)) < 0) {
-    char msg[768];
-    se_h5_error_string(msg, sizeof msg);
-    rc = se_error_set(err, SE_ERR_IO, __FILE__, __LINE__, __func__, "cannot open '%s' with MPI-IO%s%s",
-                      path, msg[0] ? ": " : "", msg);
-  }
-  if (H5Pclose(fapl) < 0 && rc == SE_OK)
-    rc = se_error_set(err, SE_ERR_HDF5, __FILE__, __LINE__, __func__, "%s: H5Pclose failed", path);
-  return rc;
-}
-
-/* Closes a file opened by open_parallel (collective; nothing when file is invalid); a failure
+/* Closes a file opened by se_h5_open_mpio (collective; nothing when file is invalid); a failure
  * becomes the error when rc is SE_OK. */
 static int close_parallel(hid_t file, const char *path, int rc, se_error *err) {
   if (file >= 0 && H5Fclose(file) < 0 && rc == SE_OK)
@@ -358,19 +312,19 @@ static int close_parallel(hid_t file, const char *path, int rc, se_error *err) {
 typedef int (*input_reader)(hid_t file, const char *src, void *out, se_error *err);
 
 /* Checks that path is an HDF5 file, opens it with MPI-IO, runs reader on it and closes it, with
- * HDF5's error printing off meanwhile; every rank returns the same outcome (agree). Collective
- * over comm. */
+ * HDF5's error printing off meanwhile; every rank returns the same outcome (se_mpi_agree).
+ * Collective over comm. */
 static int read_input_file(const char *path, MPI_Comm comm, input_reader reader, void *out,
                            se_error *err) {
   se_h5_quiet quiet;
   SE_TRY(se_h5_quiet_begin(&quiet, err));
-  int rc = agree(comm, check_file(path, err), err);
+  int rc = se_mpi_agree(comm, check_file(path, err), err);
   if (rc == SE_OK) {
     hid_t file;
-    rc = open_parallel(path, comm, &file, err);
+    rc = se_h5_open_mpio(path, comm, 0, &file, err);
     if (rc == SE_OK)
       rc = reader(file, path, out, err);
-    rc = agree(comm, close_parallel(file, path, rc, err), err);
+    rc = se_mpi_agree(comm, close_parallel(file, path, rc, err), err);
   }
   int qrc = se_h5_quiet_end(&quiet, rc == SE_OK ? err : NULL);
   return rc != SE_OK ? rc : qrc;

@@ -50,21 +50,6 @@ typedef struct report_spike {
 /* Small helpers                                                                              */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Makes every rank return the same result: SE_OK when rc is SE_OK on every rank, else the code
- * and message of the lowest failing rank (copied into err). Collective over comm. */
-static int agree(MPI_Comm comm, int rank, int rc, se_error *err) {
-  se_error scratch = {SE_OK, ""};
-  se_error *e = err ? err : &scratch;
-  int mine = rc != SE_OK ? rank : INT_MAX, first = INT_MAX;
-  SE_MPI_CHECK(e, MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
-  if (first == INT_MAX)
-    return SE_OK;
-  if (rank == first)
-    e->code = (se_code)rc;
-  SE_MPI_CHECK(e, MPI_Bcast(e, (int)sizeof *e, MPI_BYTE, first, comm));
-  return e->code;
-}
-
 /* Closes id with closer when it is valid. Returns rc, or the close failure when rc is SE_OK. */
 static int close_id(hid_t id, herr_t (*closer)(hid_t), const char *what, int rc, se_error *err) {
   if (id < 0)
@@ -93,67 +78,18 @@ static int64_t double_bits(double x) {
   return out;
 }
 
-/* Writes the block [start, start + count) of the ndims-dimensional dataset dset from buf (packed,
- * of mem_type) with the transfer list dxpl. A block with a zero count selects nothing on both
- * sides, so a rank without data still takes part in a collective write. A dataset without
- * elements has no storage that HDF5 1.10 can write to ("addr overflow"): no rank writes. */
-static int write_block(hid_t dset, hid_t mem_type, int ndims, const hsize_t *start,
-                       const hsize_t *count, const void *buf, hid_t dxpl, const char *what,
-                       se_error *err) {
-  int rc = SE_OK;
-  hid_t fspace = H5I_INVALID_HID, mspace = H5I_INVALID_HID;
-  int empty = 0;
-  for (int d = 0; d < ndims; d++)
-    empty |= count[d] == 0;
-  SE_H5_CHECK_GOTO(err, rc, done, fspace = H5Dget_space(dset), "%s", what);
-  hssize_t n_global = H5Sget_simple_extent_npoints(fspace);
-  SE_H5_CHECK_GOTO(err, rc, done, n_global, "%s", what);
-  if (n_global == 0)
-    goto done;
-  SE_H5_CHECK_GOTO(err, rc, done, mspace = H5Screate_simple(ndims, count, NULL), "%s", what);
-  if (empty) {
-    SE_H5_CHECK_GOTO(err, rc, done, H5Sselect_none(fspace), "%s", what);
-    SE_H5_CHECK_GOTO(err, rc, done, H5Sselect_none(mspace), "%s", what);
-  } else {
-    SE_H5_CHECK_GOTO(err, rc, done,
-                     H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL),
-                     "%s", what);
-  }
-  SE_H5_CHECK_GOTO(err, rc, done, H5Dwrite(dset, mem_type, mspace, fspace, dxpl, buf), "%s",
-                   what);
-done:
-  rc = close_id(mspace, H5Sclose, "a memory space", rc, err);
-  return close_id(fspace, H5Sclose, "a file space", rc, err);
-}
-
-/* Creates the contiguous one-dimensional dataset name of n entries of file_type under loc and
- * returns it in *dset; where names the location in messages. */
-static int create_dataset_1d(hid_t loc, const char *name, hid_t file_type, int64_t n,
-                             hid_t *dset, const char *where, se_error *err) {
-  hsize_t dims[1] = {(hsize_t)n};
-  int rc = SE_OK;
-  hid_t space = H5Screate_simple(1, dims, NULL);
-  SE_H5_CHECK(err, space, "%s/%s", where, name);
-  SE_H5_CHECK_GOTO(err, rc, done,
-                   *dset = H5Dcreate2(loc, name, file_type, space, H5P_DEFAULT, H5P_DEFAULT,
-                                      H5P_DEFAULT),
-                   "%s/%s", where, name);
-done:
-  return close_id(space, H5Sclose, "a data space", rc, err);
-}
-
-/* Creates the one-dimensional dataset name of n_global entries under loc and writes this rank's
- * count entries of buf at offset, collectively. */
-static int write_dataset_1d(hid_t loc, const char *name, hid_t file_type, hid_t mem_type,
-                            int64_t n_global, int64_t offset, int64_t count, const void *buf,
-                            hid_t dxpl, const char *where, se_error *err) {
+/* Creates the one-dimensional dataset path (absolute, in the file of loc; file names it in
+ * messages) of n_global entries and writes this rank's count entries of buf at offset,
+ * collectively. */
+static int write_dataset_1d(hid_t loc, const char *file, const char *path, hid_t file_type,
+                            hid_t mem_type, int64_t n_global, int64_t offset, int64_t count,
+                            const void *buf, hid_t dxpl, se_error *err) {
   hid_t dset = H5I_INVALID_HID;
-  SE_TRY(create_dataset_1d(loc, name, file_type, n_global, &dset, where, err));
+  hsize_t dims[1] = {(hsize_t)n_global};
+  SE_TRY(se_h5_create_dataset(loc, file, path, file_type, 1, dims, &dset, err));
   hsize_t start[1] = {(hsize_t)offset}, cnt[1] = {(hsize_t)count};
-  char what[512];
-  snprintf(what, sizeof what, "writing %s/%s", where, name);
-  int rc = write_block(dset, mem_type, 1, start, cnt, buf, dxpl, what, err);
-  return close_id(dset, H5Dclose, what, rc, err);
+  int rc = se_h5_write_block(dset, mem_type, 1, start, cnt, buf, dxpl, file, path, err);
+  return close_id(dset, H5Dclose, path, rc, err);
 }
 
 /* Writes the scalar attribute name on obj (replacing one of that name) from value, of mem_type,
@@ -336,25 +272,28 @@ static int create_file(se_report *r, const se_report_spec *s, int64_t n_cells, i
   SE_H5_CHECK_GOTO(err, rc, done,
                    mapping = H5Gcreate2(pop, "mapping", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                    "%s/mapping", where);
-  snprintf(where, sizeof where, "%s: /report/%s/mapping", file, r->population);
-  SE_TRY_GOTO(rc, done, write_dataset_1d(mapping, "node_ids", H5T_STD_U64LE, H5T_NATIVE_UINT64,
+  char path[512]; /* the dataset being written */
+  snprintf(path, sizeof path, "/report/%s/mapping/node_ids", r->population);
+  SE_TRY_GOTO(rc, done, write_dataset_1d(mapping, file, path, H5T_STD_U64LE, H5T_NATIVE_UINT64,
                                          n_cells, cell_offset, s->n_local_cells,
-                                         s->local_node_ids, r->dxpl, where, err));
+                                         s->local_node_ids, r->dxpl, err));
   int64_t n_pointers = s->n_local_cells + (r->rank == r->size - 1);
+  snprintf(path, sizeof path, "/report/%s/mapping/index_pointers", r->population);
   SE_TRY_GOTO(rc, done,
-              write_dataset_1d(mapping, "index_pointers", H5T_STD_U64LE, H5T_NATIVE_UINT64,
-                               n_cells + 1, cell_offset, n_pointers, index_pointers, r->dxpl,
-                               where, err));
-  SE_TRY_GOTO(rc, done, write_dataset_1d(mapping, "element_ids", H5T_STD_U32LE,
-                                         H5T_NATIVE_UINT32, n_cols, r->col_offset,
-                                         r->n_local_cols, s->local_element_ids, r->dxpl, where,
-                                         err));
+              write_dataset_1d(mapping, file, path, H5T_STD_U64LE, H5T_NATIVE_UINT64, n_cells + 1,
+                               cell_offset, n_pointers, index_pointers, r->dxpl, err));
+  snprintf(path, sizeof path, "/report/%s/mapping/element_ids", r->population);
+  SE_TRY_GOTO(rc, done, write_dataset_1d(mapping, file, path, H5T_STD_U32LE, H5T_NATIVE_UINT32,
+                                         n_cols, r->col_offset, r->n_local_cols,
+                                         s->local_element_ids, r->dxpl, err));
   const double t[3] = {s->t_start, s->t_stop, s->t_step};
-  SE_TRY_GOTO(rc, done, create_dataset_1d(mapping, "time", H5T_IEEE_F64LE, 3, &time, where, err));
+  const hsize_t t_dims[1] = {3}, t0[1] = {0}, tn[1] = {r->rank == 0 ? 3 : 0};
+  snprintf(path, sizeof path, "/report/%s/mapping/time", r->population);
+  SE_TRY_GOTO(rc, done, se_h5_create_dataset(mapping, file, path, H5T_IEEE_F64LE, 1, t_dims, &time,
+                                             err));
   SE_TRY_GOTO(rc, done, write_string_attr(time, "units", "ms", err));
-  hsize_t t0[1] = {0}, tn[1] = {r->rank == 0 ? 3 : 0};
-  SE_TRY_GOTO(rc, done, write_block(time, H5T_NATIVE_DOUBLE, 1, t0, tn, t, r->dxpl,
-                                    "writing mapping/time", err));
+  SE_TRY_GOTO(rc, done, se_h5_write_block(time, H5T_NATIVE_DOUBLE, 1, t0, tn, t, r->dxpl, file,
+                                          path, err));
 done:
   rc = close_id(time, H5Dclose, "mapping/time", rc, err);
   rc = close_id(mapping, H5Gclose, "the mapping group", rc, err);
@@ -424,7 +363,7 @@ int se_report_open(const char *path, MPI_Comm comm, const se_report_spec *spec,
                                        path ? path : "(null)"), err);
 
   /* Local checks, agreed; then the settings that must match; then the offsets. */
-  int rc = agree(r->comm, r->rank, check_spec(path, spec, &r->n_local_cols, err), err);
+  int rc = se_error_agree(r->comm, r->rank, check_spec(path, spec, &r->n_local_cols, err), err);
   if (rc == SE_OK)
     rc = check_same_everywhere(r->comm, path, spec, &r->buffer_frames, err);
   if (rc != SE_OK)
@@ -448,10 +387,12 @@ int se_report_open(const char *path, MPI_Comm comm, const se_report_spec *spec,
     offset[0] = offset[1] = 0; /* MPI_Exscan leaves rank 0's result undefined */
   r->col_offset = offset[1];
 
-  rc = agree(r->comm, r->rank, fill_local(r, path, spec, total[1], &index_pointers, err), err);
+  rc = se_error_agree(r->comm, r->rank,
+                      fill_local(r, path, spec, total[1], &index_pointers, err), err);
   if (rc == SE_OK)
-    rc = agree(r->comm, r->rank,
-               create_file(r, spec, total[0], total[1], offset[0], index_pointers, err), err);
+    rc = se_error_agree(r->comm, r->rank,
+                        create_file(r, spec, total[0], total[1], offset[0], index_pointers, err),
+                        err);
   free(index_pointers);
   if (rc != SE_OK) {
     se_error ignored;
@@ -473,10 +414,10 @@ static int write_buffer(se_report *r, se_error *err) {
   hsize_t start[2] = {(hsize_t)(r->appended - r->buffered), (hsize_t)r->col_offset};
   hsize_t count[2] = {(hsize_t)r->buffered, (hsize_t)r->n_local_cols};
   char what[512];
-  snprintf(what, sizeof what, "%s: writing frames %" PRId64 "..%" PRId64 " of /report/%s/data",
-           r->tmp_path, r->appended - r->buffered, r->appended - 1, r->population);
-  SE_TRY(write_block(r->data, r->float64 ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT, 2, start, count,
-                     r->buffer, r->dxpl, what, err));
+  snprintf(what, sizeof what, "frames %" PRId64 "..%" PRId64 " of /report/%s/data",
+           r->appended - r->buffered, r->appended - 1, r->population);
+  SE_TRY(se_h5_write_block(r->data, r->float64 ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT, 2, start,
+                           count, r->buffer, r->dxpl, r->tmp_path, what, err));
   r->buffered = 0;
   return SE_OK;
 }
@@ -606,13 +547,17 @@ static int write_spike_datasets(se_report *r, const report_spike *all, int64_t n
                    pop = H5Gcreate2(spikes, r->population, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                    "%s", where);
   SE_TRY_GOTO(rc, done, write_sorting_attr(pop, err));
-  SE_TRY_GOTO(rc, done, create_dataset_1d(pop, "timestamps", H5T_IEEE_F64LE, n, &ts, where, err));
+  char path[512]; /* the dataset being written */
+  const hsize_t dims[1] = {(hsize_t)n}, start[1] = {0}, count[1] = {(hsize_t)mine};
+  snprintf(path, sizeof path, "/spikes/%s/timestamps", r->population);
+  SE_TRY_GOTO(rc, done,
+              se_h5_create_dataset(pop, r->tmp_path, path, H5T_IEEE_F64LE, 1, dims, &ts, err));
   SE_TRY_GOTO(rc, done, write_string_attr(ts, "units", "ms", err));
-  hsize_t start[1] = {0}, count[1] = {(hsize_t)mine};
-  SE_TRY_GOTO(rc, done, write_block(ts, H5T_NATIVE_DOUBLE, 1, start, count, times, r->dxpl,
-                                    "writing the spike timestamps", err));
-  SE_TRY_GOTO(rc, done, write_dataset_1d(pop, "node_ids", H5T_STD_U64LE, H5T_NATIVE_UINT64, n, 0,
-                                         mine, gids, r->dxpl, where, err));
+  SE_TRY_GOTO(rc, done, se_h5_write_block(ts, H5T_NATIVE_DOUBLE, 1, start, count, times, r->dxpl,
+                                          r->tmp_path, path, err));
+  snprintf(path, sizeof path, "/spikes/%s/node_ids", r->population);
+  SE_TRY_GOTO(rc, done, write_dataset_1d(pop, r->tmp_path, path, H5T_STD_U64LE, H5T_NATIVE_UINT64,
+                                         n, 0, mine, gids, r->dxpl, err));
 done:
   rc = close_id(ts, H5Dclose, "the spike timestamps", rc, err);
   rc = close_id(pop, H5Gclose, "the spikes population group", rc, err);
@@ -623,7 +568,7 @@ int se_report_write_spikes(se_report_t r, int64_t n_local, const double *time,
                            const uint64_t *gid, se_error *err) {
   if (!r)
     SE_FAIL(err, SE_ERR_ARG, "report is NULL");
-  SE_TRY(agree(r->comm, r->rank, check_spikes(r, n_local, time, gid, err), err));
+  SE_TRY(se_error_agree(r->comm, r->rank, check_spikes(r, n_local, time, gid, err), err));
   /* Each step's outcome is agreed before the next collective call. */
   report_spike *mine = calloc((size_t)n_local + 1, sizeof *mine), *all = NULL;
   int *counts = calloc((size_t)r->size, sizeof *counts);
@@ -635,8 +580,8 @@ int se_report_write_spikes(se_report_t r, int64_t n_local, const double *time,
   if (!mine || !counts || !displs)
     rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
                       "%s: out of memory gathering %" PRId64 " spikes", r->path, n_local);
-  if ((rc = agree(r->comm, r->rank, rc, err)) == SE_OK)
-    rc = agree(r->comm, r->rank, count_spikes(r, n_local, counts, displs, &n, err), err);
+  if ((rc = se_error_agree(r->comm, r->rank, rc, err)) == SE_OK)
+    rc = se_error_agree(r->comm, r->rank, count_spikes(r, n_local, counts, displs, &n, err), err);
   if (rc == SE_OK) {
     for (int64_t i = 0; i < n_local; i++)
       mine[i] = (report_spike){time[i], gid[i]};
@@ -647,13 +592,13 @@ int se_report_write_spikes(se_report_t r, int64_t n_local, const double *time,
     if (!all || !times || !gids)
       rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
                         "%s: out of memory for %" PRId64 " spikes", r->path, n);
-    rc = agree(r->comm, r->rank, rc, err);
+    rc = se_error_agree(r->comm, r->rank, rc, err);
   }
   if (rc == SE_OK)
-    rc = agree(r->comm, r->rank, gather_spikes(r, mine, n_local, counts, displs, all, n, err),
-               err);
+    rc = se_error_agree(r->comm, r->rank,
+                        gather_spikes(r, mine, n_local, counts, displs, all, n, err), err);
   if (rc == SE_OK)
-    rc = agree(r->comm, r->rank, write_spike_datasets(r, all, n, times, gids, err), err);
+    rc = se_error_agree(r->comm, r->rank, write_spike_datasets(r, all, n, times, gids, err), err);
   r->spikes_written = rc == SE_OK;
   free(gids);
   free(times);
@@ -738,18 +683,18 @@ int se_report_close(se_report_t r, int success, se_error *err) {
     rc = se_error_set(err, SE_ERR_MPI, __FILE__, __LINE__, __func__,
                       "%s: MPI_Allreduce of the success flags failed", r->path);
   if (rc == SE_OK && keep)
-    rc = agree(r->comm, r->rank, finish(r, err), err);
+    rc = se_error_agree(r->comm, r->rank, finish(r, err), err);
   int had_file = r->file >= 0;
   rc = close_id(r->dxpl, H5Pclose, "the transfer list", rc, err);
   rc = close_id(r->data, H5Dclose, "the report data", rc, err);
   rc = close_id(r->simengine, H5Gclose, "/simengine", rc, err);
   rc = close_id(r->file, H5Fclose, r->tmp_path, rc, err);
-  rc = agree(r->comm, r->rank, rc, err);
+  rc = se_error_agree(r->comm, r->rank, rc, err);
   if (had_file && r->rank == 0) {
     se_error scratch;
     int moved = rename_or_remove(r, keep && rc == SE_OK, rc == SE_OK ? err : &scratch);
     rc = rc == SE_OK ? moved : rc;
   }
-  rc = agree(r->comm, r->rank, rc, err);
+  rc = se_error_agree(r->comm, r->rank, rc, err);
   return free_report(r, rc, err);
 }

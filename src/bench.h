@@ -30,6 +30,34 @@ typedef struct se_bench_opt {
 int se_bench_parse(int argc, char **argv, const char *section, const char *usage,
                    const se_bench_opt *opts, int n_opts);
 
+/* Splits the comma-separated list s into at most max integers (atoll each) in out; returns how
+ * many. */
+int se_bench_parse_list(const char *s, long long *out, int max);
+
+/* Seconds on the monotonic clock. */
+double se_bench_now(void);
+
+/* Sorts v[0..n) ascending. */
+void se_bench_sort(double *v, int n);
+
+/* Sorts v[0..n) (n >= 1) and returns its median (the mean of the two middle values when n is
+ * even). */
+double se_bench_median(double *v, int n);
+
+#ifdef SIMENGINE_HAVE_CUDA
+#include "se_cuda.h"
+
+/* One untimed (restore) or timed (solve) step of se_bench_time_solve on ctx. */
+typedef int (*se_bench_step_fn)(void *ctx, se_error *err);
+
+/* Times solve() alone with CUDA events on stream, restore() untimed before each: warmup solves
+ * first, then at least min_reps, until min_time seconds of solves or max_reps. Gives the median
+ * in seconds and the number of timed solves. */
+int se_bench_time_solve(cudaStream_t stream, double min_time, int warmup, int min_reps,
+                        int max_reps, se_bench_step_fn restore, se_bench_step_fn solve, void *ctx,
+                        double *median_s, int *reps_out, se_error *err);
+#endif
+
 /* simengine-bench step: whole time steps of the engine, CPU and GPU backends, next to the byte
  * floor of a step (src/bench_step.c). */
 int se_bench_step(int argc, char **argv);

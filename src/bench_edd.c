@@ -18,7 +18,6 @@ int se_bench_edd(int argc, char **argv) {
 }
 #else
 #include <math.h>
-#include <time.h>
 
 #include "hines_branch.h"
 #include "hines_edd.h"
@@ -66,26 +65,6 @@ static void *xcalloc(size_t n, size_t size) {
   return p;
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  const double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static int parse_list(const char *s, long long *out, int max) {
-  int n = 0;
-  char *copy = strdup(s), *save = NULL;
-  for (char *tok = strtok_r(copy, ",", &save); tok && n < max; tok = strtok_r(NULL, ",", &save))
-    out[n++] = atoll(tok);
-  free(copy);
-  return n;
-}
-
 static uint64_t mix(uint64_t z) {
   z += 0x9E3779B97F4A7C15ull;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -93,55 +72,6 @@ static uint64_t mix(uint64_t z) {
   return z ^ (z >> 31);
 }
 static double u01(uint64_t *s) { return (double)(mix((*s)++) >> 11) * 0x1.0p-53; }
-
-/* ---- timing ------------------------------------------------------------------------------ */
-
-typedef int (*step_fn)(void *ctx, se_error *err);
-
-/* Median time of solve() (CUDA events) with restore() untimed before each: warm-up solves, then
- * at least min_reps and until min_time seconds. */
-static int time_solve(cudaStream_t stream, double min_time, int warmup, int min_reps,
-                      step_fn restore, step_fn solve, void *ctx, double *median_s, int *reps_out,
-                      se_error *err) {
-  cudaEvent_t e0, e1;
-  SE_CUDA_CHECK(err, cudaEventCreate(&e0));
-  SE_CUDA_CHECK(err, cudaEventCreate(&e1));
-  enum { MAX_REPS = 4000 };
-  double *times = xcalloc(MAX_REPS, sizeof(double));
-  double total = 0.0;
-  int reps = 0, rc = SE_OK;
-  for (int it = 0; it < MAX_REPS + warmup; it++) {
-    if ((rc = restore(ctx, err)) != SE_OK)
-      break;
-    cudaEventRecord(e0, stream);
-    if ((rc = solve(ctx, err)) != SE_OK)
-      break;
-    cudaEventRecord(e1, stream);
-    const cudaError_t ce = cudaEventSynchronize(e1);
-    if (ce != cudaSuccess) {
-      rc = se_error_set(err, SE_ERR_CUDA, __FILE__, __LINE__, __func__, "solve failed: %s",
-                        cudaGetErrorString(ce));
-      break;
-    }
-    float ms = 0.0f;
-    cudaEventElapsedTime(&ms, e0, e1);
-    if (it < warmup)
-      continue;
-    times[reps++] = 1e-3 * ms;
-    total += 1e-3 * ms;
-    if (reps >= min_reps && total >= min_time)
-      break;
-  }
-  if (rc == SE_OK) {
-    qsort(times, (size_t)reps, sizeof(double), cmp_double);
-    *median_s = reps % 2 ? times[reps / 2] : 0.5 * (times[reps / 2 - 1] + times[reps / 2]);
-    *reps_out = reps;
-  }
-  free(times);
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  return rc;
-}
 
 /* ---- the solvers under test -------------------------------------------------------------- */
 
@@ -267,12 +197,12 @@ static int bench_size(const bench_opts *o, long long target, int32_t n1, cudaStr
     int reps = 0;
     while (reps < 1000 && (reps < 3 || total < o->min_time)) {
       memcpy(ref, r, bytes);
-      const double t0 = now_s();
+      const double t0 = se_bench_now();
       se_hines_sequential(n, parent, d, g, ref, pv);
-      tv[reps] = now_s() - t0;
+      tv[reps] = se_bench_now() - t0;
       total += tv[reps++];
     }
-    qsort(tv, (size_t)reps, sizeof(double), cmp_double);
+    se_bench_sort(tv, reps);
     t_cpu = tv[reps / 2];
     free(tv);
   }
@@ -303,8 +233,8 @@ static int bench_size(const bench_opts *o, long long target, int32_t n1, cudaStr
     int reps = 0;
     if (se_hines_edd_plan_create(parent, n, &po, &p, &err) != SE_OK ||
         se_hines_edd_create(p, NULL, stream, &c.e, &err) != SE_OK ||
-        time_solve(stream, 0.0, 0, 2, edd_restore, edd_solve, &c, &t_single, &reps, &err) !=
-            SE_OK) {
+        se_bench_time_solve(stream, 0.0, 0, 2, 4000, edd_restore, edd_solve, &c, &t_single,
+                            &reps, &err) != SE_OK) {
       fprintf(stderr, "simengine-bench edd: 1-thread: %s\n", err.message);
       rc = 1;
     } else {
@@ -321,27 +251,27 @@ static int bench_size(const bench_opts *o, long long target, int32_t n1, cudaStr
   }
   /* EDD variants */
   long long ks[16], seqs[16], tails[16];
-  const int nk = parse_list(o->ks, ks, 16);
+  const int nk = se_bench_parse_list(o->ks, ks, 16);
   int nseq = 1, ntail = 1;
   seqs[0] = se_hines_edd_options_default().seq_rows;
   tails[0] = se_hines_edd_gpu_options_default().tail_rows;
   if (o->seqs)
-    nseq = parse_list(o->seqs, seqs, 16);
+    nseq = se_bench_parse_list(o->seqs, seqs, 16);
   if (o->tails)
-    ntail = parse_list(o->tails, tails, 16);
+    ntail = se_bench_parse_list(o->tails, tails, 16);
   for (int ik = 0; ik < nk && !rc; ik++)
     for (int is = 0; is < nseq && !rc; is++) {
       se_hines_edd_options po = se_hines_edd_options_default();
       po.k = (int)ks[ik];
       po.seq_rows = (int32_t)seqs[is];
       se_hines_edd_plan *p = NULL;
-      const double t0 = now_s();
+      const double t0 = se_bench_now();
       if (se_hines_edd_plan_create(parent, n, &po, &p, &err) != SE_OK) {
         fprintf(stderr, "simengine-bench edd: plan: %s\n", err.message);
         rc = 1;
         break;
       }
-      const double plan_s = now_s() - t0;
+      const double plan_s = se_bench_now() - t0;
       se_hines_edd_stats st;
       se_hines_edd_plan_stats(p, &st);
       printf("  plan K=%d seq_rows=%d: %.1f ms on the host, %d levels, rows", po.k,
@@ -361,8 +291,8 @@ static int bench_size(const bench_opts *o, long long target, int32_t n1, cudaStr
         }
         double t = 0.0;
         int reps = 0;
-        if (time_solve(stream, o->min_time, 2, 5, edd_restore, edd_solve, &c, &t, &reps, &err) !=
-            SE_OK) {
+        if (se_bench_time_solve(stream, o->min_time, 2, 5, 4000, edd_restore, edd_solve, &c, &t,
+                                &reps, &err) != SE_OK) {
           fprintf(stderr, "simengine-bench edd: %s\n", err.message);
           rc = 1;
         } else {
@@ -408,8 +338,8 @@ static int bench_size(const bench_opts *o, long long target, int32_t n1, cudaStr
           cudaMemcpy(b.d0, hd, b.bytes, cudaMemcpyHostToDevice) == cudaSuccess &&
           cudaMemcpy(b.r0, hr, b.bytes, cudaMemcpyHostToDevice) == cudaSuccess &&
           cudaDeviceSynchronize() == cudaSuccess &&
-          time_solve(stream, o->min_time, 1, 2, branch_restore, branch_solve, &b, &t, &reps,
-                     &err) == SE_OK) {
+          se_bench_time_solve(stream, o->min_time, 1, 2, 4000, branch_restore, branch_solve, &b,
+                              &t, &reps, &err) == SE_OK) {
         cudaMemcpy(hr, b.r, b.bytes, cudaMemcpyDeviceToHost);
         for (int32_t i = 0; i < n; i++)
           x[i] = hr[slot[i]];
@@ -502,7 +432,7 @@ int se_bench_edd(int argc, char **argv) {
     return 1;
   }
   long long rows[16];
-  const int nr = parse_list(o.rows, rows, 16);
+  const int nr = se_bench_parse_list(o.rows, rows, 16);
   int rc = 0;
   for (int i = 0; i < nr && !rc; i++)
     rc = bench_size(&o, rows[i], n1, stream);

@@ -150,11 +150,6 @@ typedef struct result {
   int reps;
 } result;
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* Warm-up, check and timing of one variant on a filled and saved batch. */
 static void run_variant(se_hines_batch *b, const variant *v, int32_t n, int64_t S,
                         const int32_t *parent, const int32_t *nchild, uint64_t seed,
@@ -229,8 +224,7 @@ static void run_variant(se_hines_batch *b, const variant *v, int32_t n, int64_t 
     ms[reps++] = t;
     total += 1e-3 * t;
   }
-  qsort(ms, (size_t)reps, sizeof *ms, cmp_double);
-  r->ms = reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]);
+  r->ms = se_bench_median(ms, reps);
   r->reps = reps;
   r->ok = 1;
   free(ms);

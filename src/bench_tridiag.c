@@ -16,7 +16,6 @@ int se_bench_tridiag(int argc, char **argv) {
 }
 #else
 #include <math.h>
-#include <time.h>
 
 #include "hines_branch.h"
 #include "se_cuda.h"
@@ -69,74 +68,6 @@ static void *xcalloc(size_t n, size_t size) {
     exit(1);
   }
   return p;
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  const double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static int parse_list(const char *s, long long *out, int max) {
-  int n = 0;
-  char *copy = strdup(s), *save = NULL;
-  for (char *tok = strtok_r(copy, ",", &save); tok && n < max; tok = strtok_r(NULL, ",", &save))
-    out[n++] = atoll(tok);
-  free(copy);
-  return n;
-}
-
-/* ---- timing ------------------------------------------------------------------------------ */
-
-typedef int (*step_fn)(void *ctx, se_error *err);
-
-/* Times solve() alone with events, restore() untimed before each; median of the repetitions
- * after two warm-ups, at least 5 and until min_time seconds of solves. */
-static int time_solve(cudaStream_t stream, double min_time, step_fn restore, step_fn solve,
-                      void *ctx, double *median_s, int *reps_out, se_error *err) {
-  cudaEvent_t e0, e1;
-  SE_CUDA_CHECK(err, cudaEventCreate(&e0));
-  SE_CUDA_CHECK(err, cudaEventCreate(&e1));
-  enum { MAX_REPS = 2000 };
-  double *times = xcalloc(MAX_REPS, sizeof(double));
-  double total = 0.0;
-  int reps = 0, rc = SE_OK;
-  for (int it = 0; it < MAX_REPS + 2; it++) {
-    if ((rc = restore(ctx, err)) != SE_OK)
-      break;
-    cudaEventRecord(e0, stream);
-    if ((rc = solve(ctx, err)) != SE_OK)
-      break;
-    cudaEventRecord(e1, stream);
-    cudaError_t ce = cudaEventSynchronize(e1);
-    if (ce != cudaSuccess) {
-      rc = se_error_set(err, SE_ERR_CUDA, __FILE__, __LINE__, __func__, "solve failed: %s",
-                        cudaGetErrorString(ce));
-      break;
-    }
-    float ms = 0.0f;
-    cudaEventElapsedTime(&ms, e0, e1);
-    if (it < 2)
-      continue; /* warm-up: buffers, graphs, caches */
-    times[reps++] = 1e-3 * ms;
-    total += 1e-3 * ms;
-    if (reps >= 5 && total >= min_time)
-      break;
-  }
-  if (rc == SE_OK) {
-    qsort(times, (size_t)reps, sizeof(double), cmp_double);
-    *median_s = reps % 2 ? times[reps / 2] : 0.5 * (times[reps / 2 - 1] + times[reps / 2]);
-    *reps_out = reps;
-  }
-  free(times);
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  return rc;
 }
 
 static void csv_row(const char *section, long long rows, long long systems, const char *method,
@@ -241,8 +172,8 @@ static tri_result run_tri(tri_ctx *c, const se_tridiag_options *opt, const char 
         fprintf(stderr, "simengine-bench: %s\n", err.message);
         exit(1);
       }
-  if (time_solve(c->stream, min_time, tri_restore, tri_solve, c, &r.time_s, &r.reps, &err) !=
-      SE_OK) {
+  if (se_bench_time_solve(c->stream, min_time, 2, 5, 2000, tri_restore, tri_solve, c, &r.time_s,
+                          &r.reps, &err) != SE_OK) {
     fprintf(stderr, "simengine-bench: %s (%s) n=%d count=%d: %s\n", name, r.config, c->n,
             c->count, err.message);
     snprintf(r.config + strlen(r.config), sizeof r.config - strlen(r.config), " failed");
@@ -573,8 +504,8 @@ static int bench_hines_population(long long N, const bench_opts *o, cudaStream_t
       return 1;
     int reps = 0;
     double merr = NAN;
-    if (time_solve(stream, o->min_time, hines_restore, hines_solve, &h, &mono_t, &reps, &err) !=
-        SE_OK) {
+    if (se_bench_time_solve(stream, o->min_time, 2, 5, 2000, hines_restore, hines_solve, &h,
+                            &mono_t, &reps, &err) != SE_OK) {
       fprintf(stderr, "simengine-bench: mono: %s\n", err.message);
       mono_t = 0.0;
     } else {
@@ -619,14 +550,14 @@ static int bench_hines_population(long long N, const bench_opts *o, cudaStream_t
   for (int sort = 1; sort >= 0; sort--) {
     if (!sort && N > o->unsorted_max)
       continue;
-    const double t0 = now_s();
+    const double t0 = se_bench_now();
     se_hines_branch_plan *plan = NULL;
     if (se_hines_branch_plan_create(N, offsets, parent, sort, stream, &plan, &err) != SE_OK ||
         se_hines_branch_set_coupling(plan, g, &err) != SE_OK) {
       fprintf(stderr, "simengine-bench: plan: %s\n", err.message);
       return 1;
     }
-    const double plan_s = now_s() - t0;
+    const double plan_s = se_bench_now() - t0;
     se_hines_branch_stats st;
     se_hines_branch_plan_stats(plan, &st);
     const int64_t S = st.slots;
@@ -654,8 +585,8 @@ static int bench_hines_population(long long N, const bench_opts *o, cudaStream_t
                h.mode.exact ? "exact" : "fast");
       double t = 0.0, e = NAN;
       int reps = 0;
-      if (time_solve(stream, o->min_time, hines_restore, hines_solve, &h, &t, &reps, &err) !=
-          SE_OK) {
+      if (se_bench_time_solve(stream, o->min_time, 2, 5, 2000, hines_restore, hines_solve, &h, &t,
+                              &reps, &err) != SE_OK) {
         fprintf(stderr, "simengine-bench: %s: %s\n", variant, err.message);
         continue;
       }
@@ -713,8 +644,9 @@ int se_bench_tridiag(int argc, char **argv) {
     return parsed;
   o.vbatch = !no_vbatch;
   long long rows[16], systems[16], neurons[16];
-  const int nr = parse_list(o.rows, rows, 16), ns = parse_list(o.systems, systems, 16);
-  const int nn = parse_list(o.neurons, neurons, 16);
+  const int nr = se_bench_parse_list(o.rows, rows, 16);
+  const int ns = se_bench_parse_list(o.systems, systems, 16);
+  const int nn = se_bench_parse_list(o.neurons, neurons, 16);
   for (int k = 0; k < nr; k++)
     if (rows[k] < 3 || rows[k] > 1000000) {
       fprintf(stderr, "simengine-bench: --rows %lld out of range (3 .. 1000000)\n", rows[k]);

@@ -1,3 +1,4 @@
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -56,4 +57,17 @@ int se_error_prepend(se_error *err, const char *fmt, ...) {
   memcpy(err->message + n, old, rest);
   err->message[n + rest] = '\0';
   return err->code;
+}
+
+int se_error_agree(MPI_Comm comm, int rank, int rc, se_error *err) {
+  se_error scratch = {SE_OK, ""};
+  se_error *e = err ? err : &scratch;
+  int mine = rc != SE_OK ? rank : INT_MAX, first = INT_MAX;
+  SE_MPI_CHECK(e, MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
+  if (first == INT_MAX)
+    return SE_OK;
+  if (rank == first)
+    e->code = (se_code)rc;
+  SE_MPI_CHECK(e, MPI_Bcast(e, (int)sizeof *e, MPI_BYTE, first, comm));
+  return e->code;
 }

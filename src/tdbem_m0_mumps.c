@@ -6,7 +6,6 @@
  * since MUMPS makes INFOG identical on all its processes, every rank returns the same error. */
 #include <dmumps_c.h>
 #include <errno.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,21 +215,6 @@ static int mumps_fail(const DMUMPS_STRUC_C *id, const char *phase, int64_t n, se
 
 /* ---- helpers -------------------------------------------------------------------------------- */
 
-/* Every rank returns SE_OK when rc is SE_OK everywhere, else the code and message of the lowest
- * failing rank. Collective over comm. */
-static int agree(MPI_Comm comm, int rank, int rc, se_error *err) {
-  se_error scratch = {SE_OK, ""};
-  se_error *e = err ? err : &scratch;
-  int mine = rc != SE_OK ? rank : INT_MAX, first = INT_MAX;
-  SE_MPI_CHECK(e, MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
-  if (first == INT_MAX)
-    return SE_OK;
-  if (rank == first)
-    e->code = (se_code)rc;
-  SE_MPI_CHECK(e, MPI_Bcast(e, (int)sizeof *e, MPI_BYTE, first, comm));
-  return e->code;
-}
-
 /* Checks M0 on rank 0 before MUMPS sees it: sizes, arrays, every entry in range, in the lower
  * triangle (row >= col) and finite. Not collective. */
 static int check_m0(const se_tdbem_m0 *m0, se_error *err) {
@@ -351,14 +335,14 @@ int se_tdbem_m0_create(MPI_Comm comm, const se_tdbem_m0 *m0, se_tdbem_m0_solver_
                       rank);
   else if (rank == 0)
     rc = check_m0(m0, err);
-  SE_TRY(agree(comm, rank, rc, err));
+  SE_TRY(se_error_agree(comm, rank, rc, err));
 
   se_tdbem_m0_solver_t s = calloc(1, sizeof *s);
   rc = s ? SE_OK
          : se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
                         "out of memory allocating the M0 solver (%zu bytes) on rank %d",
                         sizeof *s, rank);
-  if ((rc = agree(comm, rank, rc, err)) != SE_OK) {
+  if ((rc = se_error_agree(comm, rank, rc, err)) != SE_OK) {
     free(s);
     return rc;
   }
@@ -406,7 +390,7 @@ int se_tdbem_m0_create(MPI_Comm comm, const se_tdbem_m0 *m0, se_tdbem_m0_solver_
                       "setenv(SCOTCH_PTHREAD_NUMBER) failed on rank %d: %s", rank, strerror(errno));
   else if (rank == 0)
     rc = give_m0(&s->id, m0, err);
-  SE_TRY_GOTO(rc, fail, agree(comm, rank, rc, err));
+  SE_TRY_GOTO(rc, fail, se_error_agree(comm, rank, rc, err));
   SE_TRY_GOTO(rc, fail, run_job(s, JOB_ANALYSE, "analysis (JOB = 1)", err));
   if (ordering_used && ordering_size)
     snprintf(ordering_used, ordering_size, "%s",

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dense_solve.h"
 #include "hines_edd_plan.h"
 #include "se_error.h"
 #include "se_test.h"
@@ -226,40 +227,6 @@ static double *dense_matrix(const tree *t, const sys *y) {
   return a;
 }
 
-/* Gaussian elimination with partial pivoting of a (m x m, destroyed); b becomes x. */
-static void dense_solve(int32_t m, double *a, double *b) {
-  for (int32_t k = 0; k < m; k++) {
-    int32_t piv = k;
-    for (int32_t i = k + 1; i < m; i++)
-      if (fabs(a[(size_t)i * m + k]) > fabs(a[(size_t)piv * m + k]))
-        piv = i;
-    if (piv != k) {
-      for (int32_t j = 0; j < m; j++) {
-        const double tt = a[(size_t)k * m + j];
-        a[(size_t)k * m + j] = a[(size_t)piv * m + j];
-        a[(size_t)piv * m + j] = tt;
-      }
-      const double tt = b[k];
-      b[k] = b[piv];
-      b[piv] = tt;
-    }
-    for (int32_t i = k + 1; i < m; i++) {
-      const double f = a[(size_t)i * m + k] / a[(size_t)k * m + k];
-      if (f == 0.0)
-        continue;
-      for (int32_t j = k; j < m; j++)
-        a[(size_t)i * m + j] -= f * a[(size_t)k * m + j];
-      b[i] -= f * b[k];
-    }
-  }
-  for (int32_t i = m - 1; i >= 0; i--) {
-    double s = b[i];
-    for (int32_t j = i + 1; j < m; j++)
-      s -= a[(size_t)i * m + j] * b[j];
-    b[i] = s / a[(size_t)i * m + i];
-  }
-}
-
 /* ---- the plan's structure ------------------------------------------------------------------- */
 
 /* Every row of each level is a junction or in exactly one chain of <= K-1 rows, chains hang
@@ -398,7 +365,7 @@ static void check_schur(se_test_state *st, const char *what, const tree *t, cons
       col[a] = c < m ? A[(size_t)oth[a] * n + jn[c]] : y->r[oth[a]];
     }
     if (no)
-      dense_solve(no, Aoo, col);
+      se_test_dense_solve(no, Aoo, col);
     for (int32_t rj = 0; rj < m; rj++) {
       double s = c < m ? A[(size_t)jn[rj] * n + jn[c]] : y->r[jn[rj]];
       for (int32_t a = 0; a < no; a++)
@@ -639,7 +606,7 @@ static int run_cpu(const char *dir) {
       if (t->n <= 300) {
         double *A = dense_matrix(t, &y), *b = xmalloc((size_t)t->n * 8);
         memcpy(b, y.r, (size_t)t->n * 8);
-        dense_solve(t->n, A, b);
+        se_test_dense_solve(t->n, A, b);
         const double e = rel_err(t->n, y.x, b);
         worst_dense = e > worst_dense ? e : worst_dense;
         SE_EXPECT(&st, e <= TOL, "%s: sweep vs dense LU %.3e", t->name, e);

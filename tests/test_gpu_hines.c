@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dense_solve.h"
 #include "se_test.h"
 
 #ifndef SIMENGINE_HAVE_CUDA
@@ -68,36 +69,7 @@ static void dense_solve(int32_t n, const int32_t *p, const double *u, const doub
       a[(size_t)p[i] * n + i] = u[i]; /* row p(i), column i */
     }
   }
-  for (int32_t k = 0; k < n; k++) {
-    int32_t piv = k;
-    for (int32_t i = k + 1; i < n; i++)
-      if (fabs(a[(size_t)i * n + k]) > fabs(a[(size_t)piv * n + k]))
-        piv = i;
-    if (piv != k) {
-      for (int32_t j = 0; j < n; j++) {
-        double t = a[(size_t)k * n + j];
-        a[(size_t)k * n + j] = a[(size_t)piv * n + j];
-        a[(size_t)piv * n + j] = t;
-      }
-      double t = b[k];
-      b[k] = b[piv];
-      b[piv] = t;
-    }
-    for (int32_t i = k + 1; i < n; i++) {
-      double f = a[(size_t)i * n + k] / a[(size_t)k * n + k];
-      if (f == 0.0)
-        continue;
-      for (int32_t j = k; j < n; j++)
-        a[(size_t)i * n + j] -= f * a[(size_t)k * n + j];
-      b[i] -= f * b[k];
-    }
-  }
-  for (int32_t i = n - 1; i >= 0; i--) {
-    double s = b[i];
-    for (int32_t j = i + 1; j < n; j++)
-      s -= a[(size_t)i * n + j] * b[j];
-    b[i] = s / a[(size_t)i * n + i];
-  }
+  se_test_dense_solve(n, a, b);
   free(a);
 }
 

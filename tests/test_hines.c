@@ -8,43 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dense_solve.h"
 #include "neurons_impl.h"
 #include "se_test.h"
 #include "test_models.h"
-
-/* Solves the dense n x n system a x = b in place (b becomes x) with partial pivoting. */
-static void dense_solve(int n, double *a, double *b) {
-  for (int k = 0; k < n; k++) {
-    int piv = k;
-    for (int i = k + 1; i < n; i++)
-      if (fabs(a[(size_t)i * n + k]) > fabs(a[(size_t)piv * n + k]))
-        piv = i;
-    if (piv != k) {
-      for (int j = 0; j < n; j++) {
-        double t = a[(size_t)k * n + j];
-        a[(size_t)k * n + j] = a[(size_t)piv * n + j];
-        a[(size_t)piv * n + j] = t;
-      }
-      double t = b[k];
-      b[k] = b[piv];
-      b[piv] = t;
-    }
-    for (int i = k + 1; i < n; i++) {
-      double f = a[(size_t)i * n + k] / a[(size_t)k * n + k];
-      if (f == 0.0)
-        continue;
-      for (int j = k; j < n; j++)
-        a[(size_t)i * n + j] -= f * a[(size_t)k * n + j];
-      b[i] -= f * b[k];
-    }
-  }
-  for (int i = n - 1; i >= 0; i--) {
-    double s = b[i];
-    for (int j = i + 1; j < n; j++)
-      s -= a[(size_t)i * n + j] * b[j];
-    b[i] = s / a[(size_t)i * n + i];
-  }
-}
 
 /* A random tree: mostly short hops (long unbranched sections) with random branch points. */
 static void random_morphology(se_neuron_model *m, int32_t n, uint64_t *rng) {
@@ -95,7 +62,7 @@ static double check_layout(se_test_state *st, const se_neuron_model *m, se_layou
         a[(size_t)i * n + p] = a[(size_t)p * n + i] = -e->g_axial[i];
       }
     }
-    dense_solve(n, a, b);
+    se_test_dense_solve(n, a, b);
     double num = 0.0, den = 0.0;
     for (int32_t i = 0; i < n; i++) {
       double d = e->rhs[se_neurons_slot(e, c, i)] - b[i];
