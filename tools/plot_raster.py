@@ -38,6 +38,10 @@ def main(argv=None):
             ax.text(0.5, 0.5, "no spikes", transform=ax.transAxes, ha="center", va="center")
         elif len(pops) > 1:
             ax.legend(fontsize=8, loc="best")
+        # the whole simulated time, not only the span of the spikes
+        tstop = f["/simengine"].attrs.get("tstop") if "/simengine" in f else None
+        if tstop is not None:
+            ax.set_xlim(0.0, float(tstop))
         ax.set_xlabel("time (ms)")
         ax.set_ylabel("node id (gid)")
         ax.set_title(f"{args.file}: {total} spikes", fontsize=9)
