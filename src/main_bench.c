@@ -10,6 +10,7 @@
 #include "se_error.h"
 #include "bench.h"
 #include "bench_edd.h"
+#include "bench_tdbem.h"
 #include "swc.h"
 
 static const char *usage =
@@ -19,6 +20,7 @@ static const char *usage =
     "  gpu-hines  GPU batched Hines solves, mono-morphology kernels, against the copy bandwidth\n"
     "  tridiag    GPU tridiagonal batches against cuSPARSE, and branch-level multi-morphology Hines\n"
     "  edd        one huge neuron: Exact Domain Decomposition on the GPU against sequential sweeps\n"
+    "  tdbem      TD-BEM slice summation on the CPU (ng 1..16) against the front approach\n"
     "\n"
     "simengine-bench hines [options]\n"
     "\n"
@@ -216,6 +218,8 @@ int main(int argc, char **argv) {
     return se_bench_tridiag(argc, argv);
   if (argc >= 2 && !strcmp(argv[1], "edd"))
     return se_bench_edd(argc, argv);
+  if (argc >= 2 && !strcmp(argv[1], "tdbem"))
+    return se_bench_tdbem(argc, argv);
   fputs(usage, argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? stdout : stderr);
   return argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? 0 : 2;
 }

@@ -41,6 +41,10 @@ static const char *usage =
     "                           (default: as many as fit in 16 MiB per rank, at least 1)\n"
     "  --flush-seconds S        flush the output to disk at most every S seconds (default 60)\n"
     "  --progress S             progress line on rank 0 every S seconds (default 5; 0: none)\n"
+    "  --ordering original|morton|hilbert\n"
+    "                           tdbem: numbering of the unknowns for the marching (default\n"
+    "                           original; morton and hilbert need /tdbem/positions). The output\n"
+    "                           is always in the original numbering (docs/tdbem.md)\n"
     "  -q, --quiet              no progress or summary\n"
     "  -h, --help               this text\n"
     "  --version                the engine version\n"
@@ -55,6 +59,7 @@ typedef struct run_options {
   char output[4096];
   se_neurons_options engine;
   int threads, gpus, width_given, ng;
+  se_ordering ordering;
   int64_t buffer_frames;
   double flush_seconds, progress_seconds;
   int quiet;
@@ -104,6 +109,19 @@ static int parse_options(int argc, char **argv, run_options *o, int rank, se_err
       else {
         se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__,
                      "--layout '%s': expected flat or interleaved", next);
+        return 2;
+      }
+    } else if (!strcmp(a, "--ordering")) {
+      NEED_VALUE();
+      if (!strcmp(next, "original"))
+        o->ordering = SE_ORDER_ORIGINAL;
+      else if (!strcmp(next, "morton"))
+        o->ordering = SE_ORDER_MORTON;
+      else if (!strcmp(next, "hilbert"))
+        o->ordering = SE_ORDER_HILBERT;
+      else {
+        se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__,
+                     "--ordering '%s': expected original, morton or hilbert", next);
         return 2;
       }
     } else if (!strcmp(a, "--ng")) {
@@ -589,7 +607,7 @@ int main(int argc, char **argv) {
     if (rc == SE_OK && !strcmp(workload, "neurons"))
       rc = run_neurons(&o, MPI_COMM_WORLD, &err);
     else if (rc == SE_OK && !strcmp(workload, "tdbem"))
-      rc = se_tdbem_run(o.input, o.output, MPI_COMM_WORLD, o.ng, &err);
+      rc = se_tdbem_run(o.input, o.output, MPI_COMM_WORLD, o.ng, o.ordering, &err);
     else if (rc == SE_OK)
       rc = se_error_set(&err, SE_ERR_UNSUPPORTED, __FILE__, __LINE__, __func__,
                         "%s: workload '%s' is not supported (neurons or tdbem)", o.input, workload);

@@ -10,6 +10,7 @@
 #include "output_tdbem.h"
 #include "partition.h"
 #include "se_error.h"
+#include "tdbem_ordering.h"
 #include "tdbem_run.h"
 #include "tdbem_sum_cpu.h"
 
@@ -29,11 +30,14 @@ enum { T_READ, T_SETUP, T_SUM, T_RADIATE, T_REDUCE, T_SOLVE, T_OUTPUT, T_COUNT }
 typedef struct run {
   MPI_Comm comm;
   int rank, size, ng;
+  se_ordering kind; /* the unknown ordering of the marching */
   const char *input, *output;
   se_input_tdbem_t in;
   se_tdbem_meta meta;
-  int64_t first, count;         /* this rank's slices */
-  se_tdbem_slices slices, near; /* near: the row-vectors the radiation reads (ng > 1) */
+  int64_t *perm;                /* [N] perm[new] = old (the identity for the original order) */
+  int64_t first, count;         /* this rank's slices, in the new numbering */
+  se_tdbem_slices slices, near; /* new numbering; near: the row-vectors the radiation reads */
+  double quality[2];            /* the ordering-quality score: original, chosen ordering */
   se_tdbem_m0_solver_t solver;
   char ordering[64];
   se_output_tdbem_t out;
@@ -41,7 +45,8 @@ typedef struct run {
   double *hist;    /* [count x hist_len]: hist[j hist_len + m mod hist_len] = a_m(first + j) */
   double *partial; /* [ng x N]: this rank's part of the summation vectors of the group */
   double *send;    /* [N + 1]: one partial vector and this rank's failure flag */
-  double *a;       /* [N + 1]: rank 0: l_m - s_m, then a_m; then broadcast with a status */
+  double *a;       /* [N + 1]: rank 0: l_m - s_m, then a_m (original numbering); broadcast */
+  double *a_local; /* [count]: a_m of this rank's unknowns, new numbering (for the radiation) */
   double *illum;   /* rank 0: [illum_rows x N], rows illum_first .. */
   int64_t illum_first, illum_rows;
   double time[T_COUNT];
@@ -62,6 +67,7 @@ static int allocate(run *r, se_error *err) {
   SE_CALLOC(err, r->partial, (int64_t)r->ng * n, "the partial summation vectors");
   SE_CALLOC(err, r->send, n + 1, "a partial summation vector");
   SE_CALLOC(err, r->a, n + 1, "the state vector");
+  SE_CALLOC(err, r->a_local, r->count, "the rank's part of the state vector");
   int64_t rows = RUN_ILLUMINATION_BYTES / (8 * n);
   rows = rows < 1 ? 1 : rows;
   r->illum_rows = rows < r->meta.steps ? rows : r->meta.steps;
@@ -73,13 +79,45 @@ static int allocate(run *r, se_error *err) {
   return SE_OK;
 }
 
-/* Reads the input (this rank's slices, M0 on rank 0), factorises M0 and opens the output.
- * Collective. */
-static int set_up(run *r, se_error *err) {
-  double start = MPI_Wtime();
-  SE_TRY(se_input_tdbem_open(r->input, r->comm, &r->in, &r->meta, err));
+/* The name of an ordering, as --ordering spells it. */
+static const char *ordering_name(se_ordering kind) {
+  return kind == SE_ORDER_MORTON ? "morton" : kind == SE_ORDER_HILBERT ? "hilbert" : "original";
+}
+
+/* r->perm (perm[new] = old) for r->kind: the identity for the original order, otherwise the
+ * space-filling curve over /tdbem/positions (read on rank 0 and broadcast by the reader; every
+ * rank sorts the same keys and gets the same permutation). Collective. */
+static int make_ordering(run *r, se_error *err) {
   const int64_t n = r->meta.n;
-  int64_t *values = calloc((size_t)n, sizeof *values),
+  int rc = SE_OK;
+  if (r->kind != SE_ORDER_ORIGINAL && !r->meta.has_positions)
+    rc = se_error_set(err, SE_ERR_INPUT, __FILE__, __LINE__, __func__,
+                      "%s: the %s ordering needs the dataset /tdbem/positions [N x 3], which the "
+                      "file does not have (use the original ordering)",
+                      r->input, ordering_name(r->kind));
+  double *positions = NULL;
+  if (rc == SE_OK) {
+    r->perm = calloc(n > 0 ? (size_t)n : 1, sizeof *r->perm);
+    if (r->kind != SE_ORDER_ORIGINAL)
+      positions = calloc(3 * (size_t)n, sizeof *positions);
+    if (!r->perm || (r->kind != SE_ORDER_ORIGINAL && !positions))
+      rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
+                        "out of memory for the ordering of %lld unknowns", (long long)n);
+  }
+  rc = se_mpi_agree(r->comm, rc, err);
+  if (rc == SE_OK && r->kind != SE_ORDER_ORIGINAL)
+    rc = se_input_tdbem_read_positions(r->in, positions, err);
+  if (rc == SE_OK)
+    rc = se_mpi_agree(r->comm, se_tdbem_ordering(positions, n, r->kind, r->perm, err), err);
+  free(positions);
+  return rc;
+}
+
+/* Partitions the new numbering: contiguous intervals of new slices with about equal stored
+ * values (new slice u is old slice perm[u]). Collective (agrees on an allocation failure). */
+static int partition(run *r, se_error *err) {
+  const int64_t n = r->meta.n;
+  int64_t *values = calloc(2 * (size_t)n + 1, sizeof *values),
           *bounds = calloc((size_t)r->size + 1, sizeof *bounds);
   int rc = values && bounds ? SE_OK
                             : se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
@@ -87,19 +125,167 @@ static int set_up(run *r, se_error *err) {
   rc = se_mpi_agree(r->comm, rc, err);
   if (rc == SE_OK) {
     se_input_tdbem_slice_values(r->in, values);
-    se_partition_contiguous(values, n, r->size, bounds);
+    for (int64_t u = 0; u < n; u++)
+      values[n + u] = values[r->perm[u]];
+    se_partition_contiguous(values + n, n, r->size, bounds);
     r->first = bounds[r->rank];
     r->count = bounds[r->rank + 1] - bounds[r->rank];
   }
   free(bounds);
   free(values);
-  SE_TRY(rc);
-  SE_TRY(se_input_tdbem_read_slices(r->in, r->first, r->count, &r->slices, err));
+  return rc;
+}
+
+static int compare_int64(const void *a, const void *b) {
+  const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Merges parts[0 .. n_parts) (intervals of old slices, ascending and disjoint) into one interval
+ * *held from the first part's first slice to the last part's end, the slices between the parts
+ * empty. On failure nothing is left allocated. Not collective. */
+static int merge_parts(const se_tdbem_slices *parts, int64_t n_parts, const se_tdbem_meta *meta,
+                       se_tdbem_slices *held, se_error *err) {
+  *held = (se_tdbem_slices){.precision = meta->precision, .n = meta->n, .kmax = meta->kmax};
+  if (n_parts > 0) {
+    held->first = parts[0].first;
+    held->count = parts[n_parts - 1].first + parts[n_parts - 1].count - held->first;
+  }
+  for (int64_t p = 0; p < n_parts; p++) {
+    held->n_rowvectors += parts[p].n_rowvectors;
+    held->n_values += parts[p].n_values;
+  }
+  const size_t size = meta->precision == SE_PRECISION_SINGLE ? sizeof(float) : sizeof(double);
+  held->slice_ptr = calloc((size_t)held->count + 1, sizeof *held->slice_ptr);
+  held->row = calloc((size_t)held->n_rowvectors + 1, sizeof *held->row);
+  held->kstart = calloc((size_t)held->n_rowvectors + 1, sizeof *held->kstart);
+  held->val_ptr = calloc((size_t)held->n_rowvectors + 1, sizeof *held->val_ptr);
+  held->val = calloc((size_t)held->n_values + 1, size);
+  if (!held->slice_ptr || !held->row || !held->kstart || !held->val_ptr || !held->val) {
+    const long long rows = (long long)held->n_rowvectors, values = (long long)held->n_values;
+    se_tdbem_slices_free(held);
+    SE_FAIL(err, SE_ERR_NOMEM, "out of memory merging %lld row-vectors (%lld values) of slices",
+            rows, values);
+  }
+  int64_t j = 0, rv = 0, v = 0;
+  for (int64_t p = 0; p < n_parts; p++) {
+    const se_tdbem_slices *s = &parts[p];
+    for (; held->first + j < s->first; j++) /* old slices no one here needs: empty */
+      held->slice_ptr[j + 1] = held->slice_ptr[j];
+    for (int64_t k = 0; k < s->count; k++, j++)
+      held->slice_ptr[j + 1] = rv + s->slice_ptr[k + 1];
+    memcpy(held->row + rv, s->row, (size_t)s->n_rowvectors * sizeof *s->row);
+    memcpy(held->kstart + rv, s->kstart, (size_t)s->n_rowvectors * sizeof *s->kstart);
+    for (int64_t k = 0; k < s->n_rowvectors; k++)
+      held->val_ptr[rv + k + 1] = v + s->val_ptr[k + 1];
+    memcpy((char *)held->val + (size_t)v * size, s->val, (size_t)s->n_values * size);
+    rv += s->n_rowvectors;
+    v += s->n_values;
+  }
+  return SE_OK;
+}
+
+/* Reads the old slices perm[first .. first + count) that this rank's new interval is made of:
+ * sorted and cut into runs of consecutive old slices, one collective read (hyperslabs) per run,
+ * every rank calling as often as the rank with the most runs (reading nothing once its runs are
+ * done), then merged into one interval *held of old slices (those not needed are empty).
+ * Collective. */
+static int read_old_slices(run *r, se_tdbem_slices *held, se_error *err) {
+  *held = (se_tdbem_slices){0};
+  int64_t *old = calloc((size_t)r->count + 1, sizeof *old), runs = 0, most = 0;
+  int rc = old ? SE_OK
+               : se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
+                              "out of memory for the %lld slice indices of the rank",
+                              (long long)r->count);
+  if (rc == SE_OK) {
+    memcpy(old, r->perm + r->first, (size_t)r->count * sizeof *old);
+    qsort(old, (size_t)r->count, sizeof *old, compare_int64);
+    for (int64_t u = 0; u < r->count; u++)
+      runs += u == 0 || old[u] != old[u - 1] + 1;
+  }
+  rc = se_mpi_agree(r->comm, rc, err);
+  if (rc == SE_OK && MPI_Allreduce(&runs, &most, 1, MPI_INT64_T, MPI_MAX, r->comm) != MPI_SUCCESS)
+    rc = se_error_set(err, SE_ERR_MPI, __FILE__, __LINE__, __func__,
+                      "MPI_Allreduce of the number of slice runs failed");
+  se_tdbem_slices *parts = NULL;
+  if (rc == SE_OK) {
+    parts = calloc((size_t)most + 1, sizeof *parts);
+    rc = se_mpi_agree(r->comm,
+                      parts ? SE_OK
+                            : se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
+                                           "out of memory for %lld slice runs", (long long)most),
+                      err);
+  }
+  int64_t u = 0, read = 0;
+  for (int64_t k = 0; rc == SE_OK && k < most; k++) {
+    int64_t first = 0, count = 0;
+    if (u < r->count) { /* the next run: old[u], old[u] + 1, ... */
+      first = old[u];
+      for (count = 1; u + count < r->count && old[u + count] == first + count; count++)
+        ;
+      u += count;
+    }
+    rc = se_input_tdbem_read_slices(r->in, first, count, &parts[k], err);
+    read = rc == SE_OK ? k + 1 : k;
+  }
+  if (rc == SE_OK)
+    rc = se_mpi_agree(r->comm, merge_parts(parts, runs, &r->meta, held, err), err);
+  for (int64_t k = 0; k < read; k++)
+    se_tdbem_slices_free(&parts[k]);
+  free(parts);
+  free(old);
+  return rc;
+}
+
+/* The ordering-quality score of the original and of the chosen numbering over all the slices:
+ * each rank scores its old slices (held) and its new ones, the sums and counts are added over
+ * the ranks. Collective. */
+static int score(run *r, const se_tdbem_slices *held, se_error *err) {
+  double sums[2] = {0.0, 0.0}, all[4];
+  int64_t scored[2] = {0, 0};
+  int rc = se_tdbem_ordering_quality(held, &sums[0], &scored[0], err);
+  if (rc == SE_OK)
+    rc = se_tdbem_ordering_quality(&r->slices, &sums[1], &scored[1], err);
+  SE_TRY(se_mpi_agree(r->comm, rc, err));
+  const double local[4] = {sums[0], (double)scored[0], sums[1], (double)scored[1]};
+  SE_MPI_CHECK(err, MPI_Allreduce(local, all, 4, MPI_DOUBLE, MPI_SUM, r->comm));
+  for (int k = 0; k < 2; k++)
+    r->quality[k] = all[2 * k + 1] > 0.0 ? all[2 * k] / all[2 * k + 1] : 0.0;
+  return SE_OK;
+}
+
+/* This rank's new slices [first, first + count): read directly for the original order, otherwise
+ * the old slices they are made of, renumbered (se_tdbem_slices_permute); then the quality scores.
+ * Collective. */
+static int read_slices(run *r, se_error *err) {
+  if (r->kind == SE_ORDER_ORIGINAL) {
+    SE_TRY(se_input_tdbem_read_slices(r->in, r->first, r->count, &r->slices, err));
+    return score(r, &r->slices, err);
+  }
+  se_tdbem_slices held;
+  SE_TRY(read_old_slices(r, &held, err));
+  int rc = se_mpi_agree(
+      r->comm, se_tdbem_slices_permute(&held, r->perm, r->first, r->count, &r->slices, err), err);
+  if (rc == SE_OK)
+    rc = score(r, &held, err);
+  se_tdbem_slices_free(&held);
+  return rc;
+}
+
+/* Reads the input (the ordering, this rank's slices, M0 on rank 0), factorises M0 and opens the
+ * output. Collective. */
+static int set_up(run *r, se_error *err) {
+  double start = MPI_Wtime();
+  SE_TRY(se_input_tdbem_open(r->input, r->comm, &r->in, &r->meta, err));
+  const int64_t n = r->meta.n;
+  SE_TRY(make_ordering(r, err));
+  SE_TRY(partition(r, err));
+  SE_TRY(read_slices(r, err));
   start = lap(r, T_READ, start);
   se_tdbem_m0 m0;
   SE_TRY(se_input_tdbem_read_m0(r->in, &m0, err));
-  rc = se_tdbem_m0_create(r->comm, r->rank == 0 ? &m0 : NULL, &r->solver, r->ordering,
-                          sizeof r->ordering, err);
+  int rc = se_tdbem_m0_create(r->comm, r->rank == 0 ? &m0 : NULL, &r->solver, r->ordering,
+                              sizeof r->ordering, err);
   se_tdbem_m0_free(&m0);
   SE_TRY(rc);
   SE_TRY(se_mpi_agree(r->comm, allocate(r, err), err));
@@ -138,10 +324,10 @@ static int step(run *r, int64_t n, int q, int local_rc, se_error *err) {
   r->send[N] = local_rc != SE_OK;
   SE_MPI_CHECK(err, MPI_Reduce(r->rank == 0 ? MPI_IN_PLACE : r->send, r->rank == 0 ? r->send : NULL,
                                (int)(N + 1), MPI_DOUBLE, MPI_SUM, 0, r->comm));
-  if (r->rank == 0) {
+  if (r->rank == 0) { /* s_m is in the new numbering, l_m and M0 in the original one */
     const double *l = r->illum + (m - r->illum_first) * N;
-    for (int64_t i = 0; i < N; i++)
-      r->a[i] = l[i] - r->send[i];
+    for (int64_t u = 0; u < N; u++)
+      r->a[r->perm[u]] = l[r->perm[u]] - r->send[u];
   }
   start = lap(r, T_REDUCE, start);
   SE_TRY(se_tdbem_m0_solve(r->solver, r->a, err));
@@ -163,9 +349,11 @@ static int step(run *r, int64_t n, int q, int local_rc, se_error *err) {
                         (long long)m, (long long)bad, r->a[bad]);
     return se_mpi_agree(r->comm, rc, err);
   }
-  for (int64_t j = 0; j < r->count; j++)
-    r->hist[j * r->hist_len + m % r->hist_len] = r->a[r->first + j];
-  start = MPI_Wtime();
+  for (int64_t j = 0; j < r->count; j++) { /* a_m of the rank's unknowns, new numbering */
+    r->a_local[j] = r->a[r->perm[r->first + j]];
+    r->hist[j * r->hist_len + m % r->hist_len] = r->a_local[j];
+  }
+  start = MPI_Wtime(); /* the output's columns: the same interval in the original numbering */
   SE_TRY(se_output_tdbem_append(r->out, r->a + r->first, err));
   lap(r, T_OUTPUT, start);
   return SE_OK;
@@ -186,7 +374,7 @@ static int march(run *r, se_error *err) {
       SE_TRY(step(r, n, q, local_rc, err));
       if (q + 1 < r->ng && r->count > 0 && local_rc == SE_OK) { /* a_{n+q} into s~_{n+q+1 ..} */
         start = MPI_Wtime();
-        local_rc = se_tdbem_radiate_cpu(&r->near, r->a + r->first, r->ng - 1 - q,
+        local_rc = se_tdbem_radiate_cpu(&r->near, r->a_local, r->ng - 1 - q,
                                         r->partial + (q + 1) * N, err);
         lap(r, T_RADIATE, start);
       }
@@ -225,6 +413,9 @@ static int write_meta(run *r, se_error *err) {
   SE_TRY(se_output_tdbem_meta_string(r->out, "workload", "tdbem", err));
   SE_TRY(se_output_tdbem_meta_string(r->out, "input", r->input, err));
   SE_TRY(se_output_tdbem_meta_string(r->out, "m0_ordering", r->ordering, err));
+  SE_TRY(se_output_tdbem_meta_string(r->out, "unknown_ordering", ordering_name(r->kind), err));
+  SE_TRY(se_output_tdbem_meta_double(r->out, "ordering_quality_original", r->quality[0], err));
+  SE_TRY(se_output_tdbem_meta_double(r->out, "ordering_quality", r->quality[1], err));
   SE_TRY(se_output_tdbem_meta_int(r->out, "ranks", r->size, err));
   SE_TRY(se_output_tdbem_meta_int(r->out, "threads_per_rank", omp_get_max_threads(), err));
   SE_TRY(se_output_tdbem_meta_int(r->out, "ng", r->ng, err));
@@ -254,15 +445,18 @@ static int tear_down(run *r, int rc, se_error *err) {
   se_tdbem_slices_free(&r->near);
   se_tdbem_slices_free(&r->slices);
   free(r->illum);
+  free(r->a_local);
   free(r->a);
+  free(r->perm);
   free(r->send);
   free(r->partial);
   free(r->hist);
   return rc;
 }
 
-int se_tdbem_run(const char *input, const char *output, MPI_Comm comm, int ng, se_error *err) {
-  run r = {.comm = comm, .ng = ng, .input = input, .output = output};
+int se_tdbem_run(const char *input, const char *output, MPI_Comm comm, int ng, se_ordering ordering,
+                 se_error *err) {
+  run r = {.comm = comm, .ng = ng, .kind = ordering, .input = input, .output = output};
   SE_MPI_CHECK(err, MPI_Comm_rank(comm, &r.rank));
   SE_MPI_CHECK(err, MPI_Comm_size(comm, &r.size));
   int rc = SE_OK;
@@ -271,6 +465,10 @@ int se_tdbem_run(const char *input, const char *output, MPI_Comm comm, int ng, s
   else if (ng < 1 || ng > 16)
     rc = se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__, "ng = %d, expected 1 .. 16",
                       ng);
+  else if (ordering != SE_ORDER_ORIGINAL && ordering != SE_ORDER_MORTON &&
+           ordering != SE_ORDER_HILBERT)
+    rc = se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__,
+                      "unknown ordering %d (original, Morton or Hilbert)", (int)ordering);
   SE_TRY(se_mpi_agree(comm, rc, err));
   rc = set_up(&r, err);
   if (rc == SE_OK && r.rank == 0) {
@@ -280,6 +478,8 @@ int se_tdbem_run(const char *input, const char *output, MPI_Comm comm, int ng, s
         (long long)r.meta.n, (long long)r.meta.kmax, (long long)r.meta.n_values,
         r.meta.precision == SE_PRECISION_SINGLE ? "single" : "double", (long long)r.meta.steps, ng,
         r.size, omp_get_max_threads(), r.ordering);
+    printf("simengine: tdbem unknown ordering %s: quality score %.2f (original numbering %.2f)\n",
+           ordering_name(r.kind), r.quality[1], r.quality[0]);
     fflush(stdout);
   }
   if (rc == SE_OK)

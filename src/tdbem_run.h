@@ -6,16 +6,25 @@
 #include <mpi.h>
 
 #include "simengine/error.h"
+#include "simengine/tdbem.h"
 
-/* Runs the case in input and writes output (under "<output>.tmp", renamed on success). Each rank
- * owns a contiguous interval of slices with about equal stored values (se_partition_contiguous)
- * and keeps the history of its unknowns; every ng steps (1 .. 16) it computes its part of the
+/* Runs the case in input and writes output (under "<output>.tmp", renamed on success). The
+ * unknowns are renumbered by ordering (original, Morton or Hilbert over /tdbem/positions, which
+ * the curves need: an input error names the dataset when it is missing); rank 0 prints the
+ * ordering-quality score of the original and of the chosen numbering. Each rank owns a
+ * contiguous interval of slices of the new numbering with about equal stored values
+ * (se_partition_contiguous), reads the old slices it is made of (one collective read per run of
+ * consecutive old slices), renumbers them (se_tdbem_slices_permute) and keeps the history of its
+ * unknowns; every ng steps (1 .. 16) it computes its part of the
  * ng next summation vectors at once (se_tdbem_sum_cpu), then for each step the partial sums are
- * reduced to rank 0, rank 0 subtracts them from l_n, M0 a_n = l_n - s_n is solved over comm
- * (MUMPS), a_n is broadcast, every rank updates the history of its slices, radiates a_n into the
- * vectors still open (se_tdbem_radiate_cpu on the near field) and writes its columns of
- * /tdbem/state. Rank 0 prints a progress line. The result does not depend on the number of
- * ranks except for the rounding of the reduction order. Collective over comm. */
-int se_tdbem_run(const char *input, const char *output, MPI_Comm comm, int ng, se_error *err);
+ * reduced to rank 0, rank 0 subtracts them from l_n (un-permuted: l_n and M0 stay in the original
+ * numbering), M0 a_n = l_n - s_n is solved over comm (MUMPS), a_n is broadcast, every rank
+ * updates the history of its slices (permuted), radiates a_n into the vectors still open
+ * (se_tdbem_radiate_cpu on the near field) and writes its interval of columns of /tdbem/state,
+ * always in the original numbering. Rank 0 prints a progress line. The result does not depend
+ * on the number of ranks or the ordering except for rounding (the reduction order, the order of
+ * the terms in a sum). Collective over comm. */
+int se_tdbem_run(const char *input, const char *output, MPI_Comm comm, int ng, se_ordering ordering,
+                 se_error *err);
 
 #endif

@@ -905,7 +905,7 @@ static void test_run_case(se_test_state *st, const char *dir, const char *name,
     SE_EXPECT(st, 0, "writing %s: %s", input, rank_of_world() == 0 ? err.message : "(rank 0)");
     return;
   }
-  rc = se_tdbem_run(input, output, MPI_COMM_WORLD, ng, &err);
+  rc = se_tdbem_run(input, output, MPI_COMM_WORLD, ng, SE_ORDER_ORIGINAL, &err);
   SE_EXPECT(st, rc == SE_OK, "se_tdbem_run %s ng %d: %s", input, ng, err.message);
   if (rc != SE_OK || rank_of_world() != 0)
     return;
@@ -951,7 +951,7 @@ static void test_run(se_test_state *st, const char *dir) {
   file_in(input, sizeof input, dir, "tdbem_run_sphere");
   file_in(output, sizeof output, dir, "tdbem_run_never");
   se_error err;
-  int rc = se_tdbem_run(input, output, MPI_COMM_WORLD, 17, &err);
+  int rc = se_tdbem_run(input, output, MPI_COMM_WORLD, 17, SE_ORDER_ORIGINAL, &err);
   SE_EXPECT(st, rc == SE_ERR_ARG && strstr(err.message, "ng = 17, expected 1 .. 16"), "%s",
             err.message);
   se_tdbem_case c;
@@ -959,7 +959,7 @@ static void test_run(se_test_state *st, const char *dir) {
   c.slices.kstart[c.slices.slice_ptr[c.meta.n - 1]] = 0;
   file_in(input, sizeof input, dir, "tdbem_run_bad");
   write_case(input, &c);
-  rc = se_tdbem_run(input, output, MPI_COMM_WORLD, 2, &err);
+  rc = se_tdbem_run(input, output, MPI_COMM_WORLD, 2, SE_ORDER_ORIGINAL, &err);
   SE_EXPECT(st, rc == SE_ERR_INPUT && strstr(err.message, "/tdbem/slices/kstart["), "%s",
             err.message);
   FILE *never = fopen(output, "rb");
@@ -1021,7 +1021,8 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   if (argc == 5 && strcmp(argv[1], "runfile") == 0) {
     se_error err;
-    int rc = se_tdbem_run(argv[2], argv[3], MPI_COMM_WORLD, atoi(argv[4]), &err);
+    int rc = se_tdbem_run(argv[2], argv[3], MPI_COMM_WORLD, atoi(argv[4]), SE_ORDER_ORIGINAL,
+                          &err);
     if (rc != SE_OK && rank_of_world() == 0)
       fprintf(stderr, "%s\n", err.message);
     MPI_Finalize();
