@@ -1,4 +1,5 @@
 #include <inttypes.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -727,4 +728,38 @@ int se_h5_write_block(hid_t dset, hid_t mem_type, int ndims, const hsize_t *star
                    "%s: writing %s", file, path);
 done:
   return CLOSE_IDS(rc, err, file, path, mspace, fspace);
+}
+
+int se_h5_write_file(const char *path, se_h5_file_writer writer, const void *what, se_error *err) {
+  size_t len = strlen(path);
+  char *tmp = malloc(len + 5);
+  if (!tmp)
+    SE_FAIL(err, SE_ERR_NOMEM, "%s: out of memory", path);
+  memcpy(tmp, path, len);
+  memcpy(tmp + len, ".tmp", 5);
+  se_h5_quiet quiet;
+  int rc = se_h5_quiet_begin(&quiet, err);
+  if (rc != SE_OK) {
+    free(tmp);
+    return rc;
+  }
+  hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (f < 0) {
+    char msg[768];
+    se_h5_error_string(msg, sizeof msg);
+    rc = se_error_set(err, SE_ERR_IO, __FILE__, __LINE__, __func__, "cannot create '%s'%s%s", tmp,
+                      msg[0] ? ": " : "", msg);
+  } else {
+    rc = writer(f, tmp, what, err);
+    if (H5Fclose(f) < 0 && rc == SE_OK)
+      rc = se_error_set(err, SE_ERR_IO, __FILE__, __LINE__, __func__, "%s: H5Fclose failed", tmp);
+    if (rc == SE_OK && rename(tmp, path) != 0)
+      rc = se_error_set(err, SE_ERR_IO, __FILE__, __LINE__, __func__,
+                        "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+    if (rc != SE_OK)
+      remove(tmp);
+  }
+  int qrc = se_h5_quiet_end(&quiet, rc == SE_OK ? err : NULL);
+  free(tmp);
+  return rc != SE_OK ? rc : qrc;
 }

@@ -164,4 +164,11 @@ int se_h5_write_block(hid_t dset, hid_t mem_type, int ndims, const hsize_t *star
                       const hsize_t *count, const void *buf, hid_t dxpl, const char *file,
                       const char *path, se_error *err);
 
+/* What a file writer writes into the open file f (named dst in messages). */
+typedef int (*se_h5_file_writer)(hid_t f, const char *dst, const void *what, se_error *err);
+
+/* Creates "<path>.tmp" (serial HDF5), runs writer on it, closes it and renames it to path; removes
+ * it on failure. HDF5's error printing is off meanwhile. Not collective. */
+int se_h5_write_file(const char *path, se_h5_file_writer writer, const void *what, se_error *err);
+
 #endif

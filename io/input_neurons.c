@@ -435,39 +435,14 @@ static int write_model(hid_t f, const char *dst, const se_neuron_model *m, se_er
   return SE_OK;
 }
 
+/* An se_h5_file_writer for a neurons model. */
+static int write_model_file(hid_t f, const char *dst, const void *what, se_error *err) {
+  return write_model(f, dst, what, err);
+}
+
 int se_input_write_neurons(const char *path, const se_neuron_model *model, se_error *err) {
   if (!path || !model)
     SE_FAIL(err, SE_ERR_ARG, "se_input_write_neurons: no path or no model");
   SE_TRY(se_neuron_model_validate(model, path, err));
-  size_t len = strlen(path);
-  char *tmp = malloc(len + 5);
-  if (!tmp)
-    SE_FAIL(err, SE_ERR_NOMEM, "%s: out of memory", path);
-  memcpy(tmp, path, len);
-  memcpy(tmp + len, ".tmp", 5);
-  se_h5_quiet quiet;
-  int rc = se_h5_quiet_begin(&quiet, err);
-  if (rc != SE_OK) {
-    free(tmp);
-    return rc;
-  }
-  hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  if (f < 0) {
-    char msg[768];
-    se_h5_error_string(msg, sizeof msg);
-    rc = se_error_set(err, SE_ERR_IO, __FILE__, __LINE__, __func__, "cannot create '%s'%s%s", tmp,
-                      msg[0] ? ": " : "", msg);
-  } else {
-    rc = write_model(f, tmp, model, err);
-    if (H5Fclose(f) < 0 && rc == SE_OK)
-      rc = se_error_set(err, SE_ERR_IO, __FILE__, __LINE__, __func__, "%s: H5Fclose failed", tmp);
-    if (rc == SE_OK && rename(tmp, path) != 0)
-      rc = se_error_set(err, SE_ERR_IO, __FILE__, __LINE__, __func__, "cannot rename '%s' to '%s': %s",
-                        tmp, path, strerror(errno));
-    if (rc != SE_OK)
-      remove(tmp);
-  }
-  int qrc = se_h5_quiet_end(&quiet, rc == SE_OK ? err : NULL);
-  free(tmp);
-  return rc != SE_OK ? rc : qrc;
+  return se_h5_write_file(path, write_model_file, model, err);
 }

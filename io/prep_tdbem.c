@@ -753,46 +753,7 @@ done:
   return rc;
 }
 
-/* What a file writer writes into the open file f (named dst in messages). */
-typedef int (*file_writer)(hid_t f, const char *dst, const void *what, se_error *err);
-
-/* Creates "<path>.tmp", runs writer on it, closes it and renames it to path (removes it on
- * failure); HDF5's error printing is off meanwhile. */
-static int write_file(const char *path, file_writer writer, const void *what, se_error *err) {
-  size_t len = strlen(path);
-  char *tmp = malloc(len + 5);
-  if (!tmp)
-    SE_FAIL(err, SE_ERR_NOMEM, "%s: out of memory", path);
-  memcpy(tmp, path, len);
-  memcpy(tmp + len, ".tmp", 5);
-  se_h5_quiet quiet;
-  int rc = se_h5_quiet_begin(&quiet, err);
-  if (rc != SE_OK) {
-    free(tmp);
-    return rc;
-  }
-  hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  if (f < 0) {
-    char msg[768];
-    se_h5_error_string(msg, sizeof msg);
-    rc = se_error_set(err, SE_ERR_IO, __FILE__, __LINE__, __func__, "cannot create '%s'%s%s", tmp,
-                      msg[0] ? ": " : "", msg);
-  } else {
-    rc = writer(f, tmp, what, err);
-    if (H5Fclose(f) < 0 && rc == SE_OK)
-      rc = se_error_set(err, SE_ERR_IO, __FILE__, __LINE__, __func__, "%s: H5Fclose failed", tmp);
-    if (rc == SE_OK && rename(tmp, path) != 0)
-      rc = se_error_set(err, SE_ERR_IO, __FILE__, __LINE__, __func__,
-                        "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
-    if (rc != SE_OK)
-      remove(tmp);
-  }
-  int qrc = se_h5_quiet_end(&quiet, rc == SE_OK ? err : NULL);
-  free(tmp);
-  return rc != SE_OK ? rc : qrc;
-}
-
-/* A file_writer: the generated case of the gen what points to, streamed. */
+/* An se_h5_file_writer: the generated case of the gen what points to, streamed. */
 static int write_generated(hid_t f, const char *dst, const void *what, se_error *err) {
   const gen *g = what;
   se_tdbem_meta m = gen_meta(g);
@@ -828,7 +789,7 @@ int se_prep_tdbem_write(const char *path, const se_prep_tdbem_params *p, se_prep
     rc = check_room(path, case_bytes(&m), err);
   }
   if (rc == SE_OK)
-    rc = write_file(path, write_generated, &g, err);
+    rc = se_h5_write_file(path, write_generated, &g, err);
   if (rc == SE_OK && sum)
     *sum = (se_prep_tdbem_summary){.n = m.n,
                                    .kmax = m.kmax,
@@ -906,7 +867,7 @@ int se_prep_tdbem_build(const se_prep_tdbem_params *p, se_tdbem_case *c, se_erro
   return rc;
 }
 
-/* A file_writer: the se_tdbem_case what points to, as it is. */
+/* An se_h5_file_writer: the se_tdbem_case what points to, as it is. */
 static int write_whole_case(hid_t f, const char *dst, const void *what, se_error *err) {
   const se_tdbem_case *c = what;
   const se_tdbem_meta *m = &c->meta;
@@ -933,7 +894,7 @@ static int write_whole_case(hid_t f, const char *dst, const void *what, se_error
 int se_prep_tdbem_write_case(const char *path, const se_tdbem_case *c, se_error *err) {
   if (!path || !path[0] || !c)
     SE_FAIL(err, SE_ERR_ARG, "se_prep_tdbem_write_case: no path or no case");
-  return write_file(path, write_whole_case, c, err);
+  return se_h5_write_file(path, write_whole_case, c, err);
 }
 
 /* ---- simengine-prep tdbem -------------------------------------------------------------------- */
