@@ -122,55 +122,11 @@ int se_h5_exists(hid_t loc, const char *file, const char *path, int *exists, se_
  * file type and its length. When found is non-NULL a missing dataset is no error (*found = 0). */
 static int open_1d(hid_t loc, const char *file, const char *path, int *found, H5T_class_t want,
                    hid_t *dset_out, hid_t *type_out, int64_t *n_out, se_error *err) {
-  *dset_out = *type_out = H5I_INVALID_HID;
+  hsize_t dims[1] = {0};
   *n_out = 0;
-  int exists = 0;
-  SE_TRY(se_h5_exists(loc, file, path, &exists, err));
-  if (found)
-    *found = exists;
-  if (!exists) {
-    if (found)
-      return SE_OK;
-    SE_FAIL(err, SE_ERR_INPUT, "%s: required dataset %s is missing", file, path);
-  }
-  int rc = SE_OK;
-  hid_t obj = H5I_INVALID_HID, type = H5I_INVALID_HID, space = H5I_INVALID_HID;
-  H5I_type_t it;
-  H5T_class_t cls;
-  int nd;
-  hsize_t dims[H5S_MAX_RANK];
-  SE_H5_CHECK_GOTO(err, rc, done, obj = H5Oopen(loc, path, H5P_DEFAULT), "%s: %s", file, path);
-  it = H5Iget_type(obj);
-  if (it != H5I_DATASET)
-    SE_FAIL_GOTO(err, rc, done, SE_ERR_INPUT, "%s: %s is not a dataset (a %s)", file, path,
-                 it == H5I_GROUP ? "group" : it == H5I_DATATYPE ? "named datatype" : "other object");
-  SE_H5_CHECK_GOTO(err, rc, done, type = H5Dget_type(obj), "%s: %s", file, path);
-  SE_H5_CHECK_GOTO(err, rc, done, cls = H5Tget_class(type), "%s: %s", file, path);
-  if (cls != want)
-    SE_FAIL_GOTO(err, rc, done, SE_ERR_INPUT, "%s: %s has %s type, expected %s", file, path,
-                 se_h5_class_name(cls), se_h5_class_name(want));
-  SE_H5_CHECK_GOTO(err, rc, done, space = H5Dget_space(obj), "%s: %s", file, path);
-  SE_H5_CHECK_GOTO(err, rc, done, nd = H5Sget_simple_extent_ndims(space), "%s: %s", file, path);
-  SE_H5_CHECK_GOTO(err, rc, done, H5Sget_simple_extent_dims(space, dims, NULL), "%s: %s: shape",
-                   file, path);
-  if (nd != 1) {
-    char shape[256] = "";
-    size_t used = 0;
-    for (int d = 0; d < nd && used < sizeof shape; d++)
-      used += (size_t)snprintf(shape + used, sizeof shape - used, "%s%llu", d ? " x " : "",
-                               (unsigned long long)dims[d]);
-    SE_FAIL_GOTO(err, rc, done, SE_ERR_INPUT, "%s: %s has rank %d (shape [%s]), expected a one-dimensional dataset",
-                 file, path, nd, nd ? shape : "scalar");
-  }
-  if (dims[0] > (hsize_t)INT64_MAX / 16) /* so that n x element size never overflows */
-    SE_FAIL_GOTO(err, rc, done, SE_ERR_INPUT, "%s: %s has %llu entries, too many", file, path,
-                 (unsigned long long)dims[0]);
+  SE_TRY(se_h5_open_dataset(loc, file, path, found, want, 1, dims, dset_out, type_out, err));
   *n_out = (int64_t)dims[0];
-  *dset_out = obj;
-  *type_out = type;
-  obj = type = H5I_INVALID_HID;
-done:
-  return CLOSE_IDS(rc, err, file, path, space, type, obj);
+  return SE_OK;
 }
 
 /* Reads the whole dataset dset (n entries) as mem_type into a new array of n elements of size
