@@ -120,6 +120,14 @@ SE_ALWAYS_INLINE void update_group(const struct se_neurons *e, const se_group *g
     }                                                                          \
   } while (0)
 
+/* The whole step of one group while its state is in cache: one pass over memory per step
+ * instead of one per phase; groups are disjoint, so the results equal the phase-by-phase ones. */
+SE_ALWAYS_INLINE void step_group(const struct se_neurons *e, const se_group *g, int W) {
+  assemble_group(e, g, W);
+  solve_group(e, g, W);
+  update_group(e, g, W);
+}
+
 void se_neurons_cpu_assemble(se_neurons_t e) { SE_FOR_EACH_GROUP(e, assemble_group); }
 void se_neurons_cpu_solve(se_neurons_t e) { SE_FOR_EACH_GROUP(e, solve_group); }
 void se_neurons_cpu_update(se_neurons_t e) { SE_FOR_EACH_GROUP(e, update_group); }
@@ -149,9 +157,7 @@ static int step_cpu(se_neurons_t e, se_error *err) {
   cpu_data *d = e->backend_data;
   for (int64_t c = 0; c < e->n_cells; c++)
     d->v_root_before[c] = e->v[se_neurons_slot(e, c, 0)];
-  se_neurons_cpu_assemble(e);
-  se_neurons_cpu_solve(e);
-  se_neurons_cpu_update(e);
+  SE_FOR_EACH_GROUP(e, step_group);
   const double thr = e->spike_threshold;
   for (int64_t c = 0; c < e->n_cells; c++) {
     const double before = d->v_root_before[c], after = e->v[se_neurons_slot(e, c, 0)];
