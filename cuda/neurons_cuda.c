@@ -192,10 +192,16 @@ static int attach_cuda(se_neurons_t e, se_error *err) {
                                 &d->gk,  &d->gl,      &d->el,      &d->ena,   &d->ek};
   for (size_t a = 0; a < sizeof host_const / sizeof host_const[0]; a++)
     SE_TRY(upload(dev_const[a], host_const[a], C * D, err));
-  double *host_state[] = {e->v, e->m, e->h, e->n, e->diag, e->rhs};
-  double **dev_state[] = {&d->v, &d->m, &d->h, &d->n, &d->diag, &d->rhs};
+  double *host_state[] = {e->v, e->m, e->h, e->n};
+  double **dev_state[] = {&d->v, &d->m, &d->h, &d->n};
   for (size_t a = 0; a < sizeof host_state / sizeof host_state[0]; a++)
     SE_TRY(upload(dev_state[a], host_state[a], S * D, err));
+  /* the step's work arrays live on the device only */
+  double **dev_work[] = {&d->diag, &d->rhs};
+  for (size_t a = 0; a < sizeof dev_work / sizeof dev_work[0]; a++) {
+    SE_CUDA_CHECK(err, cudaMalloc((void **)dev_work[a], S * D + 8));
+    SE_CUDA_CHECK(err, cudaMemset(*dev_work[a], 0, S * D + 8));
+  }
 
   int64_t *lane_cell = NULL, *stim_ptr = NULL;
   int32_t *order = NULL;

@@ -129,7 +129,7 @@ static int build_constants(se_neurons_t e, const se_neuron_model *model, se_erro
  * lanes hold the same values; their rows are solved like the others and never read. */
 static int build_state(se_neurons_t e, const se_neuron_model *model, se_error *err) {
   int64_t ns = e->n_slots;
-  double **arrays[] = {&e->v, &e->m, &e->h, &e->n, &e->diag, &e->rhs};
+  double **arrays[] = {&e->v, &e->m, &e->h, &e->n};
   for (size_t a = 0; a < sizeof arrays / sizeof arrays[0]; a++)
     SE_CALLOC(err, *arrays[a], ns, "per-compartment state");
   se_hh_rates init = se_hh_rates_at(model->v_init, e->q10);
@@ -319,8 +319,8 @@ void se_neurons_destroy(se_neurons_t e) {
                     e->v,           e->m,            e->h,             e->n,
                     e->cap,         e->g_axial,      e->d_axial,       e->g_pas,
                     e->e_pas,       e->gna,          e->gk,            e->gl,
-                    e->el,          e->ena,          e->ek,            e->diag,
-                    e->rhs,         e->cell_group,   e->cell_lane,     e->stim_slot,
+                    e->el,          e->ena,          e->ek,            e->cell_group,
+                    e->cell_lane,   e->stim_slot,
                     e->stim_cell,   e->stim_comp,    e->stim_delay,    e->stim_duration,
                     e->stim_amplitude, e->spike_time, e->spike_cell,   e->record_slot,
                     e->record_frame};

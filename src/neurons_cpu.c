@@ -142,6 +142,8 @@ static int attach_cpu(se_neurons_t e, se_error *err) {
   SE_CALLOC(err, d, 1, "CPU backend");
   e->backend_data = d;
   SE_CALLOC(err, d->v_root_before, e->n_cells, "root voltages");
+  SE_CALLOC(err, e->diag, e->n_slots, "matrix diagonals");
+  SE_CALLOC(err, e->rhs, e->n_slots, "right-hand sides");
   return SE_OK;
 }
 
@@ -150,6 +152,9 @@ static void detach_cpu(se_neurons_t e) {
   if (d)
     free(d->v_root_before);
   free(d);
+  free(e->diag);
+  free(e->rhs);
+  e->diag = e->rhs = NULL;
   e->backend_data = NULL;
 }
 

@@ -72,8 +72,10 @@ struct se_neurons {
   se_morph_topology *topology;  /* [n_morphologies] */
   int32_t *parent_copy;         /* all morphologies' parents */
   uint8_t *has_hh_copy;
-  /* per slot: state and work */
-  double *v, *m, *h, *n, *diag, *rhs;
+  /* per slot: the state, on the host; the CPU backend's work arrays (the matrix diagonal and
+   * right-hand side of the step's system; NULL with other backends, which keep their own) */
+  double *v, *m, *h, *n;
+  double *diag, *rhs;
   /* per morphology compartment (topology[m].base + i): constants in absolute units (nF, uS, mV);
    * g_axial is the conductance to the parent, d_axial the sum over the compartment's connections */
   int64_t n_morph_comp;
