@@ -33,6 +33,7 @@
 #include <cuda_runtime_api.h>
 
 #include "simengine/error.h"
+#include "se_random.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -113,17 +114,9 @@ static inline SE_HINES_HD int64_t se_hines_array_size(se_hines_layout layout, in
  * s, i, k) mapped to [0, 1). Row i of system s: u_i = -(0.1 + 0.9 U0), l_i = -(0.1 + 0.9 U1)
  * (0 for i = 0), rhs_i = 2 U2 - 1, d_i = 1.5 + children(i) + U3: strictly diagonally dominant
  * by at least 0.5 in every row and column. Bitwise the same on host and device. */
-static inline SE_HINES_HD uint64_t se_hines_mix(uint64_t z) {
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 static inline SE_HINES_HD double se_hines_unit(uint64_t seed, int64_t s, int32_t i, int k) {
-  uint64_t z = se_hines_mix(se_hines_mix(se_hines_mix(seed) + (uint64_t)s) +
-                            4ull * (uint64_t)(uint32_t)i + (uint64_t)k);
-  return (double)(z >> 11) * 0x1.0p-53;
+  return se_rand_unit(se_mix64(se_mix64(se_mix64(seed) + (uint64_t)s) +
+                               4ull * (uint64_t)(uint32_t)i + (uint64_t)k));
 }
 
 /* Row i of random system s (see above); children = number of rows c with p(c) = i. */

@@ -48,6 +48,7 @@
 #include <stdint.h>
 
 #include "se_cuda.h"
+#include "se_random.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -158,19 +159,10 @@ static inline SE_TRIDIAG_HD size_t se_tridiag_storage(int layout, int n, int cou
   return (size_t)n * (size_t)count;
 }
 
-/* splitmix64's output function: the hash behind the random batches (host and device agree). */
-static inline SE_TRIDIAG_HD uint64_t se_tridiag_hash(uint64_t z) {
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 /* Uniform in [0, 1) from (seed, system, row, which). */
 static inline SE_TRIDIAG_HD double se_tridiag_u01(uint64_t seed, uint64_t system, uint64_t row,
                                                   uint64_t which) {
-  uint64_t h = se_tridiag_hash(seed ^ se_tridiag_hash(system * 0x100000001B3ull + row * 4u + which));
-  return (double)(h >> 11) * 0x1.0p-53;
+  return se_rand_unit(se_mix64(seed ^ se_mix64(system * 0x100000001B3ull + row * 4u + which)));
 }
 
 /* Row j of random system s of size ns: a, c uniform in [-1, 1) (a = 0 at j = 0, c = 0 at

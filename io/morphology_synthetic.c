@@ -7,6 +7,7 @@
 
 #include "se_error.h"
 #include "swc.h"
+#include "se_random.h"
 
 typedef struct synthetic_class {
   const char *name;
@@ -18,22 +19,9 @@ static const synthetic_class classes[] = {
     {"medium-high", 319, 157}, {"big-low", 695, 66},   {"big-high", 691, 341},
 };
 
-/* splitmix64 (Steele, Lea, Flood 2014): one 64-bit state, good enough for geometry. */
-static uint64_t rng_next(uint64_t *state) {
-  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-/* Uniform in [lo, hi). */
-static double rng_uniform(uint64_t *state, double lo, double hi) {
-  return lo + (hi - lo) * (double)(rng_next(state) >> 11) * 0x1.0p-53;
-}
-
 /* Uniform integer in [0, n). */
 static int32_t rng_below(uint64_t *state, int32_t n) {
-  return (int32_t)(rng_next(state) % (uint64_t)n);
+  return (int32_t)(se_rand_next(state) % (uint64_t)n);
 }
 
 /* One section of the synthetic tree. */
@@ -94,7 +82,7 @@ static void share_compartments(synthetic_section *sec, int32_t n_sections, int32
   double total = 0;
   int32_t extra = n_comp - n_sections, given = 0;
   for (int32_t i = 0; i < n_sections; i++) {
-    weight[i] = rng_uniform(rng, 0.5, 1.5) * (sec[i].region == 2 ? 2.0 : 1.0);
+    weight[i] = se_rand_uniform(rng, 0.5, 1.5) * (sec[i].region == 2 ? 2.0 : 1.0);
     total += weight[i];
   }
   for (int32_t i = 0; i < n_sections; i++) {
@@ -112,14 +100,14 @@ static void share_compartments(synthetic_section *sec, int32_t n_sections, int32
 static void shape_sections(synthetic_section *sec, int32_t n_sections, uint64_t *rng) {
   for (int32_t i = 0; i < n_sections; i++) {
     synthetic_section *s = &sec[i];
-    s->seg_length = rng_uniform(rng, 10.0, 30.0);
+    s->seg_length = se_rand_uniform(rng, 10.0, 30.0);
     if (s->region == 2)
-      s->d_start = rng_uniform(rng, 0.9, 1.2);
+      s->d_start = se_rand_uniform(rng, 0.9, 1.2);
     else if (s->parent < 0)
-      s->d_start = rng_uniform(rng, 2.0, 3.0);
+      s->d_start = se_rand_uniform(rng, 2.0, 3.0);
     else
-      s->d_start = clamp(sec[s->parent].d_end * rng_uniform(rng, 0.7, 0.85), 0.3, 3.0);
-    s->d_end = clamp(s->d_start * rng_uniform(rng, 0.75, 0.95), 0.3, 3.0);
+      s->d_start = clamp(sec[s->parent].d_end * se_rand_uniform(rng, 0.7, 0.85), 0.3, 3.0);
+    s->d_end = clamp(s->d_start * se_rand_uniform(rng, 0.75, 0.95), 0.3, 3.0);
   }
 }
 

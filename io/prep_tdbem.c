@@ -10,6 +10,7 @@
 
 #include "h5_util.h"
 #include "prep_tdbem.h"
+#include "se_random.h"
 
 #define PREP_FORMAT "simengine-input"
 #define PREP_VERSION 1
@@ -66,27 +67,16 @@ static void gen_free(gen *g) {
   memset(g, 0, sizeof *g);
 }
 
-/* SplitMix64's finaliser: a bijective mix of 64 bits. */
-static inline uint64_t mix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15u;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9u;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBu;
-  return x ^ (x >> 31);
-}
-
-/* A uniform double in [0, 1) from the top 53 bits of h. */
-static inline double unit(uint64_t h) { return (double)(h >> 11) * 0x1.0p-53; }
-
 /* The random bits of the pair {i, j} (symmetric), from the seed. */
 static inline uint64_t pair_hash(const gen *g, int64_t i, int64_t j) {
   uint64_t a = (uint64_t)(i < j ? i : j), b = (uint64_t)(i < j ? j : i);
-  return mix64(mix64(g->p.seed) ^ (a << 32 | b));
+  return se_mix64(se_mix64(g->p.seed) ^ (a << 32 | b));
 }
 
 /* Length of the pair's row-vector: in [1, dmax] with mean mean_length (docs/prep.md). */
 static inline int64_t pair_length(const gen *g, uint64_t h) {
   int64_t dmax = g->p.dmax;
-  double m = g->p.mean_length, u = unit(h), v = unit(mix64(h ^ 1));
+  double m = g->p.mean_length, u = se_rand_unit(h), v = se_rand_unit(se_mix64(h ^ 1));
   int64_t lo = 1, len;
   double a = 2.0 * m - (double)dmax;
   if (a >= 1.0) { /* uniform on [lo, dmax], lo mixed between floor(a) and floor(a) + 1 */
@@ -101,7 +91,7 @@ static inline int64_t pair_length(const gen *g, uint64_t h) {
 }
 
 /* The pair's amplitude jitter in [0.9, 1.1). */
-static inline double pair_jitter(uint64_t h) { return 0.9 + 0.2 * unit(mix64(h ^ 2)); }
+static inline double pair_jitter(uint64_t h) { return 0.9 + 0.2 * se_rand_unit(se_mix64(h ^ 2)); }
 
 /* The distance between unknowns i and j (bitwise the same as between j and i). */
 static inline double distance(const gen *g, int64_t i, int64_t j) {
@@ -177,7 +167,7 @@ static int64_t airplane_points(const gen *g, double f, double total_area, double
     for (int64_t m = 0; m < m_total; m++) {
       double x[3], q[3];
       fibonacci_point(e, m, m_total, x, q);
-      if (unit(mix64(mix64(g->p.seed ^ 0x5EED) ^ ((uint64_t)c << 40 | (uint64_t)m))) >=
+      if (se_rand_unit(se_mix64(se_mix64(g->p.seed ^ 0x5EED) ^ ((uint64_t)c << 40 | (uint64_t)m))) >=
           area_ratio(e, q) / gmax)
         continue;
       int inside = 0;

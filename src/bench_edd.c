@@ -23,6 +23,7 @@ int se_bench_edd(int argc, char **argv) {
 #include "hines_edd.h"
 #include "se_cuda.h"
 #include "swc.h"
+#include "se_random.h"
 
 static const char *usage =
     "Usage: simengine-bench edd [options]\n"
@@ -65,13 +66,6 @@ static void *xcalloc(size_t n, size_t size) {
   return p;
 }
 
-static uint64_t mix(uint64_t z) {
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-static double u01(uint64_t *s) { return (double)(mix((*s)++) >> 11) * 0x1.0p-53; }
 
 /* ---- the solvers under test -------------------------------------------------------------- */
 
@@ -182,9 +176,9 @@ static int bench_size(const bench_opts *o, long long target, int32_t n1, cudaStr
   double *ref = xcalloc((size_t)n, 8), *pv = xcalloc((size_t)n, 8), *x = xcalloc((size_t)n, 8);
   uint64_t s = 0xEDD0ull + (uint64_t)n;
   for (int32_t i = 0; i < n; i++) {
-    g[i] = i ? 0.05 + 0.95 * u01(&s) : 0.0;
-    d[i] = 0.1 + 1.9 * u01(&s);
-    r[i] = 2.0 * u01(&s) - 1.0;
+    g[i] = i ? 0.05 + 0.95 * se_rand_counter_u01(&s) : 0.0;
+    d[i] = 0.1 + 1.9 * se_rand_counter_u01(&s);
+    r[i] = 2.0 * se_rand_counter_u01(&s) - 1.0;
   }
   for (int32_t i = 1; i < n; i++) {
     d[i] += g[i];

@@ -290,7 +290,7 @@ static int bench_tri_shape(int n, int count, const bench_opts *o, cudaStream_t s
     int *sizes_h = xcalloc((size_t)count, sizeof(int)), *sizes_d = NULL;
     double real_rows = 0.0;
     for (int s = 0; s < count; s++) {
-      sizes_h[s] = n / 2 + (int)(se_tridiag_hash(seed + (uint64_t)s) % (uint64_t)(n - n / 2 + 1));
+      sizes_h[s] = n / 2 + (int)(se_mix64(seed + (uint64_t)s) % (uint64_t)(n - n / 2 + 1));
       real_rows += sizes_h[s];
     }
     if (cudaMalloc((void **)&sizes_d, (size_t)count * sizeof(int)) != cudaSuccess ||
@@ -364,15 +364,14 @@ static void cpu_hines(int64_t n, const int32_t *parent, const double *g, double 
     r[i] = (r[i] + g[i] * r[parent[i]]) / d[i];
 }
 
-static double u01(uint64_t *s) { return (double)(se_tridiag_hash((*s)++) >> 11) * 0x1.0p-53; }
 
 /* Diagonally dominant values of a cell: g in [0.05, 1) to the parent, d = C + couplings. */
 static void cell_values(int64_t n, const int32_t *parent, uint64_t *rng, double *g, double *d,
                         double *r) {
   for (int64_t i = 0; i < n; i++) {
-    g[i] = i ? 0.05 + 0.95 * u01(rng) : 0.0;
-    d[i] = 0.1 + 1.9 * u01(rng);
-    r[i] = 2.0 * u01(rng) - 1.0;
+    g[i] = i ? 0.05 + 0.95 * se_rand_counter_u01(rng) : 0.0;
+    d[i] = 0.1 + 1.9 * se_rand_counter_u01(rng);
+    r[i] = 2.0 * se_rand_counter_u01(rng) - 1.0;
   }
   for (int64_t i = 1; i < n; i++) {
     d[i] += g[i];
@@ -495,8 +494,8 @@ static int bench_hines_population(long long N, const bench_opts *o, cudaStream_t
       const int k = (int)(i % 6);
       for (int64_t j = 0; j < moff[k + 1] - moff[k]; j++) {
         const int64_t s = se_hines_monoref_slot(mono, i, (int32_t)j);
-        hd[s] = tmpd[moff[k] + j] * (1.0 + 0.5 * u01(&vr));
-        hr[s] = 2.0 * u01(&vr) - 1.0;
+        hd[s] = tmpd[moff[k] + j] * (1.0 + 0.5 * se_rand_counter_u01(&vr));
+        hr[s] = 2.0 * se_rand_counter_u01(&vr) - 1.0;
       }
     }
     hines_ctx h = {.stream = stream, .mono = mono};

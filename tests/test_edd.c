@@ -38,17 +38,11 @@
 
 #ifdef SIMENGINE_HAVE_CUDA
 #include "hines_edd.h"
+#include "se_random.h"
 #endif
 
 #define TOL 1e-12
 
-static uint64_t rng_next(uint64_t *state) {
-  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-static double u01(uint64_t *s) { return (double)(rng_next(s) >> 11) * 0x1.0p-53; }
 
 static void *xmalloc(size_t n) {
   void *p = malloc(n ? n : 1);
@@ -120,7 +114,7 @@ static tree tree_random(int32_t n, double p_run, uint64_t seed) {
   tree t = tree_new(name, n);
   uint64_t s = seed;
   for (int32_t i = 1; i < n; i++)
-    t.parent[i] = u01(&s) < p_run ? i - 1 : (int32_t)(rng_next(&s) % (uint64_t)i);
+    t.parent[i] = se_rand_u01(&s) < p_run ? i - 1 : (int32_t)(se_rand_next(&s) % (uint64_t)i);
   return t;
 }
 
@@ -181,9 +175,9 @@ static sys sys_new(const tree *t, uint64_t seed, double c_lo, double c_hi) {
   y.x = xmalloc((size_t)n * sizeof(double));
   uint64_t s = seed;
   for (int32_t i = 0; i < n; i++) {
-    y.g[i] = i ? 0.05 + 0.95 * u01(&s) : 0.0;
-    y.d[i] = c_lo + (c_hi - c_lo) * u01(&s);
-    y.r[i] = 2.0 * u01(&s) - 1.0;
+    y.g[i] = i ? 0.05 + 0.95 * se_rand_u01(&s) : 0.0;
+    y.d[i] = c_lo + (c_hi - c_lo) * se_rand_u01(&s);
+    y.r[i] = 2.0 * se_rand_u01(&s) - 1.0;
   }
   for (int32_t i = 1; i < n; i++) {
     y.d[i] += y.g[i];

@@ -32,16 +32,10 @@ int main(void) {
 #include "hines_mono.h"
 #include "se_cuda.h"
 #include "se_error.h"
+#include "se_random.h"
 #include "swc.h"
 
 #define TOL 1e-12
-
-static uint64_t rng_next(uint64_t *state) {
-  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 /* ---- the CPU reference: paper 000, Algorithm 1, one system in contiguous arrays ---- */
 static void cpu_hines(int32_t n, const int32_t *p, const double *u, const double *l, double *d,
@@ -228,7 +222,7 @@ static void check_reference(se_test_state *st) {
   for (int32_t n = 1; n <= 60; n += (n < 8 ? 1 : 13)) {
     tree t = make_tree("dense", n);
     for (int32_t i = 1; i < n; i++)
-      t.parent[i] = rng_next(&rng) % 3 == 0 ? (int32_t)(rng_next(&rng) % (uint64_t)i) : i - 1;
+      t.parent[i] = se_rand_next(&rng) % 3 == 0 ? (int32_t)(se_rand_next(&rng) % (uint64_t)i) : i - 1;
     systems y = make_systems(&t, 3, 11);
     for (int64_t s = 0; s < y.S; s++) {
       size_t o = (size_t)s * n;
@@ -493,7 +487,7 @@ int main(void) {
   uint64_t rng = 2024;
   tree r = make_tree("random", 500); /* many branches: half the rows start a new branch */
   for (int32_t i = 1; i < r.n; i++)
-    r.parent[i] = rng_next(&rng) % 2 ? (int32_t)(rng_next(&rng) % (uint64_t)i) : i - 1;
+    r.parent[i] = se_rand_next(&rng) % 2 ? (int32_t)(se_rand_next(&rng) % (uint64_t)i) : i - 1;
   trees[n_trees++] = r;
   tree one = make_tree("one-row", 1);
   trees[n_trees++] = one;

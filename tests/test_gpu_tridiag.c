@@ -44,9 +44,9 @@ static void *xmalloc(size_t bytes) {
   return p;
 }
 
-static uint64_t rng_next(uint64_t *s) { return se_tridiag_hash((*s)++); }
+static uint64_t rng_next(uint64_t *s) { return se_mix64((*s)++); }
 static double rng_uniform(uint64_t *s, double lo, double hi) {
-  return lo + (hi - lo) * (double)(rng_next(s) >> 11) * 0x1.0p-53;
+  return lo + (hi - lo) * se_rand_unit(rng_next(s));
 }
 
 /* ---- tridiagonal batches ----------------------------------------------------------------- */

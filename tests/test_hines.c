@@ -16,13 +16,13 @@
 /* A random tree: mostly short hops (long unbranched sections) with random branch points. */
 static void random_morphology(se_neuron_model *m, int32_t n, uint64_t *rng) {
   for (int32_t i = 1; i < n; i++) {
-    uint64_t r = se_test_rand(rng);
-    m->parent[i] = (r % 4 == 0) ? (int32_t)(se_test_rand(rng) % (uint64_t)i) : i - 1;
+    uint64_t r = se_rand_next(rng);
+    m->parent[i] = (r % 4 == 0) ? (int32_t)(se_rand_next(rng) % (uint64_t)i) : i - 1;
   }
   for (int32_t i = 0; i < n; i++) {
-    m->length[i] = se_test_uniform(rng, 0.5, 60.0);
-    m->diameter[i] = se_test_uniform(rng, 0.2, 6.0);
-    m->region[i] = (int32_t)(se_test_rand(rng) % 2);
+    m->length[i] = se_rand_uniform(rng, 0.5, 60.0);
+    m->diameter[i] = se_rand_uniform(rng, 0.2, 6.0);
+    m->region[i] = (int32_t)(se_rand_next(rng) % 2);
   }
   m->bio.g_pas[0] = 1e-4;
   m->bio.gnabar_hh[1] = 0.12;
@@ -43,7 +43,7 @@ static double check_layout(se_test_state *st, const se_neuron_model *m, se_layou
   uint64_t rng = seed;
   for (int64_t c = 0; c < m->n_cells; c++)
     for (int32_t i = 0; i < n; i++)
-      e->v[se_neurons_slot(e, c, i)] = se_test_uniform(&rng, -80.0, 40.0);
+      e->v[se_neurons_slot(e, c, i)] = se_rand_uniform(&rng, -80.0, 40.0);
   se_neurons_cpu_assemble(e);
   double *a = calloc((size_t)n * n, sizeof *a), *b = calloc((size_t)n, sizeof *b);
   double *diag0 = calloc((size_t)e->n_slots, sizeof *diag0), *rhs0 = calloc((size_t)e->n_slots, sizeof *rhs0);

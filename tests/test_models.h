@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "simengine/neurons.h"
+#include "se_random.h"
 
 /* Allocates a model with one morphology of n compartments (no geometry yet: parent[0] = -1, the
  * rest zero), n_cells cells of it, n_regions regions of NEURON's defaults (se_biophysics_alloc:
@@ -56,19 +57,6 @@ static inline void se_test_model_add_iclamp(se_neuron_model *m, int64_t cell, in
   m->iclamp_delay[k] = delay;
   m->iclamp_duration[k] = duration;
   m->iclamp_amplitude[k] = amplitude;
-}
-
-/* splitmix64: a small deterministic generator for test data. */
-static inline uint64_t se_test_rand(uint64_t *state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-/* Uniform double in [lo, hi). */
-static inline double se_test_uniform(uint64_t *state, double lo, double hi) {
-  return lo + (hi - lo) * (double)(se_test_rand(state) >> 11) * 0x1.0p-53;
 }
 
 #endif

@@ -36,7 +36,7 @@ int main(void) {
   uint64_t rng = 7;
   int64_t w[5000];
   for (int k = 0; k < 5000; k++)
-    w[k] = 76 + (int64_t)(se_test_rand(&rng) % 700); /* cells of 76 to 775 compartments */
+    w[k] = 76 + (int64_t)(se_rand_next(&rng) % 700); /* cells of 76 to 775 compartments */
   for (int parts = 1; parts <= 64; parts *= 2)
     check(&st, w, 5000, parts, "random cells");
   check(&st, w, 5000, 3, "random cells, 3 parts");

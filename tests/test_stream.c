@@ -32,12 +32,12 @@ static void random_tree(se_morphology *mo, int32_t n, double p_chain, const int3
     abort();
   for (int32_t i = 0; i < n; i++) {
     mo->parent[i] = i == 0 ? -1
-                    : se_test_uniform(rng, 0, 1) < p_chain
+                    : se_rand_uniform(rng, 0, 1) < p_chain
                         ? i - 1
-                        : (int32_t)(se_test_rand(rng) % (uint64_t)i);
-    mo->length[i] = i == 0 ? 20.0 : se_test_uniform(rng, 5.0, 40.0);
-    mo->diameter[i] = i == 0 ? 20.0 : se_test_uniform(rng, 0.5, 3.0);
-    mo->region[i] = i == 0 ? 1 : regions[se_test_rand(rng) % (uint64_t)n_regions];
+                        : (int32_t)(se_rand_next(rng) % (uint64_t)i);
+    mo->length[i] = i == 0 ? 20.0 : se_rand_uniform(rng, 5.0, 40.0);
+    mo->diameter[i] = i == 0 ? 20.0 : se_rand_uniform(rng, 0.5, 3.0);
+    mo->region[i] = i == 0 ? 1 : regions[se_rand_next(rng) % (uint64_t)n_regions];
   }
   mo->n_branches = 1;
 }
@@ -80,7 +80,7 @@ static void build_model(se_neuron_model *m) {
     int32_t mo_c = m->cell_morphology[c];
     int32_t n = (int32_t)(m->morph_offsets[mo_c + 1] - m->morph_offsets[mo_c]);
     se_test_model_add_iclamp(m, c, 0, 5.0, 80.0, 0.2 + 0.15 * (double)(c % 4));
-    int32_t comp = (int32_t)(se_test_rand(&rng) % (uint64_t)n);
+    int32_t comp = (int32_t)(se_rand_next(&rng) % (uint64_t)n);
     se_test_model_add_iclamp(m, c, comp, 20.0 + (double)(c % 7), 30.0, 0.3);
     se_test_model_add_iclamp(m, c, comp, 40.0, 10.0, -0.1); /* two on one compartment */
   }

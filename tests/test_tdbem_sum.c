@@ -117,17 +117,17 @@ static void random_case(se_tdbem_slices *s, se_precision precision, int64_t n, i
   builder b;
   builder_start(&b, s, precision, n);
   for (int64_t j = 0; j < n; j++) {
-    const int empty = j % 11 == 5 || se_test_uniform(&rng, 0, 1) < 0.05;
-    const int64_t longest = 1 + (int64_t)(se_test_rand(&rng) % (uint64_t)kmax);
+    const int empty = j % 11 == 5 || se_rand_uniform(&rng, 0, 1) < 0.05;
+    const int64_t longest = 1 + (int64_t)(se_rand_next(&rng) % (uint64_t)kmax);
     for (int32_t i = 0; i < n && !empty; i++) {
-      if (i % 13 == 7 || se_test_uniform(&rng, 0, 1) >= density)
+      if (i % 13 == 7 || se_rand_uniform(&rng, 0, 1) >= density)
         continue;
-      const int32_t ks = 1 + (int32_t)(se_test_rand(&rng) % (uint64_t)kmax);
+      const int32_t ks = 1 + (int32_t)(se_rand_next(&rng) % (uint64_t)kmax);
       const int64_t room = kmax - ks + 1 < longest ? kmax - ks + 1 : longest;
-      const int64_t d = 1 + (int64_t)(se_test_rand(&rng) % (uint64_t)room);
+      const int64_t d = 1 + (int64_t)(se_rand_next(&rng) % (uint64_t)room);
       double *v = builder_push(&b, i, ks, d);
       for (int64_t t = 0; t < d; t++)
-        v[t] = se_test_uniform(&rng, -1, 1);
+        v[t] = se_rand_uniform(&rng, -1, 1);
     }
     builder_end_slice(&b, j);
   }
@@ -139,7 +139,7 @@ static double *sphere_points(int64_t n, uint64_t seed) {
   uint64_t rng = seed;
   double *pos = xcalloc((size_t)n * 3, sizeof *pos);
   for (int64_t i = 0; i < n; i++) {
-    const double z = se_test_uniform(&rng, -1, 1), phi = se_test_uniform(&rng, 0, 2 * M_PI);
+    const double z = se_rand_uniform(&rng, -1, 1), phi = se_rand_uniform(&rng, 0, 2 * M_PI);
     const double r = sqrt(1 - z * z);
     pos[3 * i] = r * cos(phi);
     pos[3 * i + 1] = r * sin(phi);
@@ -164,7 +164,7 @@ static void geometry_case(se_tdbem_slices *s, se_precision precision, const doub
       const int32_t ks = 1 + (int32_t)floor(d / h);
       double *v = builder_push(&b, i, ks, pass);
       for (int t = 0; t < pass; t++)
-        v[t] = se_test_uniform(&rng, -1, 1) / (1 + d);
+        v[t] = se_rand_uniform(&rng, -1, 1) / (1 + d);
       kmax = ks + pass - 1 > kmax ? ks + pass - 1 : kmax;
     }
     builder_end_slice(&b, j);
@@ -189,7 +189,7 @@ static double *random_illumination(int64_t steps, int64_t n, uint64_t seed) {
   uint64_t rng = seed;
   double *l = xcalloc((size_t)(steps * n), sizeof *l);
   for (int64_t e = 0; e < steps * n; e++)
-    l[e] = se_test_uniform(&rng, -1, 1);
+    l[e] = se_rand_uniform(&rng, -1, 1);
   return l;
 }
 
@@ -388,7 +388,7 @@ static double *grid_points(int m, int64_t *where, uint64_t seed) {
   for (int64_t i = 0; i < n; i++)
     where[i] = i;
   for (int64_t i = n - 1; i > 0; i--) {
-    const int64_t k = (int64_t)(se_test_rand(&rng) % (uint64_t)(i + 1)), t = where[i];
+    const int64_t k = (int64_t)(se_rand_next(&rng) % (uint64_t)(i + 1)), t = where[i];
     where[i] = where[k];
     where[k] = t;
   }
@@ -579,7 +579,7 @@ static void test_invariance(se_test_state *st) {
         for (int64_t i = 0; i < n; i++)
           perm[i] = i;
         for (int64_t i = n - 1; i > 0; i--) {
-          const int64_t k = (int64_t)(se_test_rand(&rng) % (uint64_t)(i + 1)), t = perm[i];
+          const int64_t k = (int64_t)(se_rand_next(&rng) % (uint64_t)(i + 1)), t = perm[i];
           perm[i] = perm[k];
           perm[k] = t;
         }
