@@ -14,6 +14,11 @@
 #include "se_error.h"
 #include "simengine/tdbem.h"
 #include "tdbem_front_ref.h"
+#include "tdbem_ordering.h"
+#ifdef SIMENGINE_HAVE_CUDA
+#include "se_cuda.h"
+#include "tdbem_cuda.h"
+#endif
 
 static const char *usage =
     "Usage: simengine-bench tdbem [options]\n"
@@ -28,6 +33,13 @@ static const char *usage =
     "every stored value once per ng steps (values x value size / ng bytes per step), the front\n"
     "reads values and column indices every step, at the host memcpy bandwidth measured first\n"
     "(bytes read + written per second). Threads: OMP_NUM_THREADS.\n"
+    "With a CUDA device (docs/tdbem.md Section 12), on device 0, next to the device copy\n"
+    "bandwidth measured in the same run:\n"
+    "  fb, fb32 the Full-Blocking kernel (blocks of 32 rows x 16 or 32 columns), per ng;\n"
+    "  cb       the Contiguous-Blocking kernel, per ng;\n"
+    "  cusparse the front approach with cuSPARSE: one CSR SpMV per k, one step.\n"
+    "A GPU call includes the reduction of the partial vectors and the download of the ng\n"
+    "vectors to the host.\n"
     "\n"
     "Options:\n"
     "  --n N              unknowns (default 2000)\n"
@@ -37,7 +49,9 @@ static const char *usage =
     "  --seed S           seed of the generator (default 1)\n"
     "  --ng LIST          ng values, 1 .. 16 (default 1,2,4,8,16)\n"
     "  --precision LIST   single, double or single,double (default single,double)\n"
-    "  --no-front         skip the front approach\n"
+    "  --no-front         skip the front approach (CPU and cuSPARSE)\n"
+    "  --no-gpu           skip the GPU rows\n"
+    "  --hilbert          number the unknowns along the Hilbert curve (Full-Blocking needs it)\n"
     "  --copy-mib M       size of the memcpy buffers in MiB (default 256)\n"
     "  --min-time S       time each variant for at least S seconds (default 0.5)\n"
     "  --csv FILE         also write the rows as CSV\n";
@@ -47,13 +61,14 @@ typedef struct options {
   long long n, kmax, dmax, seed, copy_mib;
   double mean_length, min_time;
   const char *ng_list, *precisions, *csv_path;
-  int no_front;
+  int no_front, no_gpu, hilbert;
 } options;
 
 /* What every row of the table needs. */
 typedef struct table {
   FILE *csv;          /* or NULL */
   double copy_gbs;    /* host memcpy, bytes read + written per second / 1e9 */
+  double device_gbs;  /* device copy, likewise (0: no GPU rows) */
   double values;      /* stored values of the case */
   const char *prec;   /* "single" or "double" */
 } table;
@@ -217,6 +232,118 @@ static int bench_front(const table *t, const se_tdbem_slices *s, double min_time
   return rc;
 }
 
+#ifdef SIMENGINE_HAVE_CUDA
+/* The GPU summation context: ng vectors at time n on a worker holding every slice. */
+typedef struct gpu_ctx {
+  se_tdbem_cuda_t g;
+  int64_t n;
+  int ng;
+  double *out;
+} gpu_ctx;
+
+static int gpu_call(void *ctx, se_error *err) {
+  gpu_ctx *c = ctx;
+  SE_TRY(se_tdbem_cuda_sum_start(c->g, c->n, c->ng, err));
+  return se_tdbem_cuda_sum_finish(c->g, c->out, NULL, err);
+}
+
+static int cusparse_call(void *ctx, se_error *err) {
+  return se_tdbem_cusparse_front_step(ctx, NULL, err);
+}
+
+/* The GPU rows of one case: FB (16 and 32 columns) and CB for every ng, then cuSPARSE. */
+static int bench_gpu(const table *t, const se_tdbem_slices *s, const long long *ngs, int n_ng,
+                     double min_time, int no_front, se_error *err) {
+  const int64_t hist_len = s->kmax + 16;
+  const double size = s->precision == SE_PRECISION_SINGLE ? 4.0 : 8.0;
+  table gt = *t;
+  gt.copy_gbs = t->device_gbs;
+  double *hist = NULL, *out = NULL;
+  SE_CALLOC(err, hist, s->count * hist_len, "the history");
+  out = calloc(16 * (size_t)s->n, sizeof *out);
+  int rc = out ? SE_OK
+               : se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
+                              "out of memory for 16 summation vectors");
+  fill(hist, s->count * hist_len, 1);
+  static const struct {
+    const char *name;
+    se_tdbem_gpu_kernel kernel;
+    int bc;
+  } kinds[] = {{"fb", SE_TDBEM_GPU_FB, 16}, {"fb32", SE_TDBEM_GPU_FB, 32}, {"cb", SE_TDBEM_GPU_CB, 16}};
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0] && rc == SE_OK; k++) {
+    se_tdbem_cuda_t g = NULL;
+    const double t0 = se_bench_now();
+    rc = se_tdbem_cuda_create(0, kinds[k].kernel, kinds[k].bc, s->n, s->kmax, s->precision,
+                              hist_len, &g, err);
+    if (rc == SE_OK)
+      rc = se_tdbem_cuda_set_interval(g, s, hist, err);
+    if (rc == SE_ERR_CUDA && strstr(err->message, "cudaMalloc")) { /* too much padding */
+      printf("# %s %s: the image does not fit on the device, skipped (%s)\n", t->prec,
+             kinds[k].name, err->message);
+      se_tdbem_cuda_destroy(g);
+      rc = SE_OK;
+      continue;
+    }
+    if (rc == SE_OK) {
+      se_tdbem_cuda_stats st;
+      se_tdbem_cuda_get_stats(g, &st);
+      printf("# %s %s: %lld blocks, %.3f stored values per value (padding), %.3f bytes read per "
+             "value byte, built and uploaded in %.2f s\n",
+             t->prec, kinds[k].name, (long long)st.blocks, (double)st.stored / t->values,
+             st.bytes / (t->values * size), se_bench_now() - t0);
+    }
+    for (int i = 0; i < n_ng && rc == SE_OK; i++) {
+      gpu_ctx c = {.g = g, .n = 2 * hist_len, .ng = (int)ngs[i], .out = out};
+      double call_s = 0.0;
+      rc = time_calls(gpu_call, &c, min_time, &call_s, err);
+      if (rc == SE_OK)
+        row(&gt, kinds[k].name, c.ng, call_s, t->values * size / c.ng);
+    }
+    se_tdbem_cuda_destroy(g);
+  }
+  if (rc == SE_OK && !no_front) {
+    se_tdbem_cusparse_front_t f = NULL;
+    rc = se_tdbem_cusparse_front_create(s, &f, err);
+    int64_t nnz = 0;
+    double call_s = 0.0;
+    if (rc == SE_OK)
+      rc = se_tdbem_cusparse_front_step(f, &nnz, err);
+    if (rc == SE_OK)
+      rc = time_calls(cusparse_call, f, min_time, &call_s, err);
+    if (rc == SE_OK)
+      row(&gt, "cusparse", 1, call_s, (double)nnz * (size + 4.0));
+    se_tdbem_cusparse_front_destroy(f);
+  }
+  free(out);
+  free(hist);
+  return rc;
+}
+
+/* The device copy bandwidth (bytes read + written per second / 1e9), 0 without a device. */
+static int measure_device(long long mib, double *gbs, se_error *err) {
+  *gbs = 0.0;
+  if (se_cuda_device_count() == 0)
+    return SE_OK;
+  SE_CUDA_CHECK(err, cudaSetDevice(0));
+  double bps = 0.0;
+  SE_TRY(se_cuda_copy_bandwidth((size_t)mib << 20, &bps, err));
+  *gbs = bps / 1e9;
+  return SE_OK;
+}
+#else
+static int bench_gpu(const table *t, const se_tdbem_slices *s, const long long *ngs, int n_ng,
+                     double min_time, int no_front, se_error *err) {
+  (void)t, (void)s, (void)ngs, (void)n_ng, (void)min_time, (void)no_front;
+  SE_FAIL(err, SE_ERR_UNSUPPORTED, "this build has no CUDA backend");
+}
+
+static int measure_device(long long mib, double *gbs, se_error *err) {
+  (void)mib, (void)err;
+  *gbs = 0.0;
+  return SE_OK;
+}
+#endif
+
 /* Builds the case in precision prec and prints its rows. */
 static int bench_precision(const options *o, table *t, se_precision prec, const long long *ngs,
                            int n_ng, se_error *err) {
@@ -231,6 +358,19 @@ static int bench_precision(const options *o, table *t, se_precision prec, const 
   p.seed = (uint64_t)o->seed;
   se_tdbem_case c = {0};
   int rc = se_prep_tdbem_build(&p, &c, err);
+  if (rc == SE_OK && o->hilbert && c.positions) { /* renumber along the Hilbert curve */
+    int64_t *perm = calloc((size_t)c.slices.n, sizeof *perm);
+    se_tdbem_slices h = {0};
+    rc = perm ? se_tdbem_ordering(c.positions, c.slices.n, SE_ORDER_HILBERT, perm, err)
+              : se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__, "no memory");
+    if (rc == SE_OK)
+      rc = se_tdbem_slices_permute(&c.slices, perm, 0, c.slices.n, &h, err);
+    if (rc == SE_OK) {
+      se_tdbem_slices_free(&c.slices);
+      c.slices = h;
+    }
+    free(perm);
+  }
   if (rc == SE_OK) {
     t->values = (double)c.slices.n_values;
     t->prec = prec == SE_PRECISION_SINGLE ? "single" : "double";
@@ -242,6 +382,8 @@ static int bench_precision(const options *o, table *t, se_precision prec, const 
   }
   if (rc == SE_OK && !o->no_front)
     rc = bench_front(t, &c.slices, o->min_time, err);
+  if (rc == SE_OK && t->device_gbs > 0.0)
+    rc = bench_gpu(t, &c.slices, ngs, n_ng, o->min_time, o->no_front, err);
   se_tdbem_case_free(&c);
   return rc;
 }
@@ -276,6 +418,8 @@ int se_bench_tdbem(int argc, char **argv) {
                                {"--ng", SE_BENCH_STRING, &o.ng_list},
                                {"--precision", SE_BENCH_STRING, &o.precisions},
                                {"--no-front", SE_BENCH_FLAG, &o.no_front},
+                               {"--no-gpu", SE_BENCH_FLAG, &o.no_gpu},
+                               {"--hilbert", SE_BENCH_FLAG, &o.hilbert},
                                {"--copy-mib", SE_BENCH_INT, &o.copy_mib},
                                {"--min-time", SE_BENCH_DOUBLE, &o.min_time},
                                {"--csv", SE_BENCH_STRING, &o.csv_path}};
@@ -305,10 +449,15 @@ int se_bench_tdbem(int argc, char **argv) {
   }
   se_error err = {0};
   int rc = measure_copy(o.copy_mib, o.min_time, &t.copy_gbs, &err);
+  if (rc == SE_OK && !o.no_gpu)
+    rc = measure_device(o.copy_mib, &t.device_gbs, &err);
   if (rc == SE_OK) {
     printf("# simengine-bench tdbem: %d OpenMP thread(s); host memcpy %.2f GB/s (read + written, "
            "%lld MiB buffers)\n",
            omp_get_max_threads(), t.copy_gbs, o.copy_mib);
+    if (t.device_gbs > 0.0)
+      printf("# device 0 copy %.1f GB/s (read + written): the floor of the GPU rows\n",
+             t.device_gbs);
     printf("%-7s %-7s %3s %11s %10s %8s %12s %8s\n", "values", "method", "ng", "ms/call",
            "ms/step", "GFlop/s", "floor ms/st", "floor/t");
   }

@@ -7,6 +7,7 @@
 
 #include "h5_util.h"
 #include "input_tdbem.h"
+#include "simengine/neurons.h"
 #include "output_tdbem.h"
 #include "partition.h"
 #include "se_error.h"
@@ -23,13 +24,49 @@
 #define RUN_PROGRESS_SECONDS 5.0
 #define RUN_FLUSH_SECONDS 60.0
 
-/* The timed phases of a run. */
-enum { T_READ, T_SETUP, T_SUM, T_RADIATE, T_REDUCE, T_SOLVE, T_OUTPUT, T_COUNT };
+/* The timed phases of a run: T_SUM is the wall time of the groups' summations, T_SUM_CPU the CPU
+ * worker's part of it, T_SUM_GPU the slowest GPU worker's device time (the workers overlap). */
+enum { T_READ, T_SETUP, T_SUM, T_RADIATE, T_REDUCE, T_SOLVE, T_OUTPUT, T_SUM_CPU, T_SUM_GPU,
+       T_COUNT };
+
+/* The GPU worker's operations (cuda/tdbem_cuda.h); NULL in a build without CUDA. */
+typedef struct se_tdbem_cuda *gpu_t;
+typedef struct gpu_ops {
+  int (*create)(int device, se_tdbem_gpu_kernel kernel, int bc, int64_t n, int64_t kmax,
+                se_precision precision, int64_t hist_len, gpu_t *g, se_error *err);
+  int (*set_interval)(gpu_t g, const se_tdbem_slices *s, const double *hist, se_error *err);
+  int (*push)(gpu_t g, const double *a, int64_t m, se_error *err);
+  int (*sum_start)(gpu_t g, int64_t n, int ng, se_error *err);
+  int (*sum_finish)(gpu_t g, double *out, double *device_s, se_error *err);
+  void (*destroy)(gpu_t g);
+} gpu_ops;
+
+#ifdef SIMENGINE_HAVE_CUDA
+#include "tdbem_cuda.h"
+static const gpu_ops cuda_ops = {.create = se_tdbem_cuda_create,
+                                 .set_interval = se_tdbem_cuda_set_interval,
+                                 .push = se_tdbem_cuda_push,
+                                 .sum_start = se_tdbem_cuda_sum_start,
+                                 .sum_finish = se_tdbem_cuda_sum_finish,
+                                 .destroy = se_tdbem_cuda_destroy};
+static const gpu_ops *const gpu_backend = &cuda_ops;
+#else
+static const gpu_ops *const gpu_backend = NULL;
+#endif
+
+/* The largest number of GPU workers per rank. */
+enum { RUN_GPUS_MAX = 16 };
 
 /* Everything one rank holds during a run. */
 typedef struct run {
   MPI_Comm comm;
   int rank, size, ng;
+  se_tdbem_run_options opt;
+  /* workers: bounds[0] = 0 .. bounds[1] the CPU worker's local slices, bounds[1 + w] ..
+   * bounds[2 + w] GPU worker w's (bounds[1 + gpus] = count) */
+  int gpus, gpus_loaded, push_rc;
+  int64_t bounds[RUN_GPUS_MAX + 2];
+  gpu_t gpu[RUN_GPUS_MAX];
   se_ordering kind; /* the unknown ordering of the marching */
   const char *input, *output;
   se_input_tdbem_t in;
@@ -76,6 +113,76 @@ static int allocate(run *r, se_error *err) {
     SE_CALLOC(err, r->illum, (r->illum_rows > 0 ? r->illum_rows : 1) * n, "the illumination rows");
   if (r->ng > 1)
     SE_TRY(se_tdbem_slices_near(&r->slices, r->ng - 1, &r->near, err));
+  return SE_OK;
+}
+
+/* The local slices [j0, j0 + count) of s as slices of their own (a view: the arrays are shared,
+ * slice_ptr points into s's, so it need not start at 0). */
+static se_tdbem_slices slices_view(const se_tdbem_slices *s, int64_t j0, int64_t count) {
+  se_tdbem_slices v = *s;
+  v.first = s->first + j0;
+  v.count = count;
+  v.slice_ptr = s->slice_ptr + j0;
+  v.n_rowvectors = s->slice_ptr[j0 + count] - s->slice_ptr[j0];
+  v.n_values = s->val_ptr[s->slice_ptr[j0 + count]] - s->val_ptr[s->slice_ptr[j0]];
+  return v;
+}
+
+/* Moves the workers' boundaries to bounds[0 .. gpus + 1] (local slices, bounds[0] = 0,
+ * bounds[gpus + 1] = count, not decreasing): each GPU worker whose interval changed receives its
+ * new slices and their history (between steps: the history is complete up to the last step).
+ * The dynamic balancing calls it between iterations. Not collective. */
+static int set_worker_bounds(run *r, const int64_t *bounds, se_error *err) {
+  if (bounds[0] != 0 || bounds[r->gpus + 1] != r->count)
+    SE_FAIL(err, SE_ERR_ARG, "worker bounds must cover the rank's %lld slices", (long long)r->count);
+  for (int w = 0; w <= r->gpus; w++)
+    if (bounds[w + 1] < bounds[w])
+      SE_FAIL(err, SE_ERR_ARG, "worker bounds decrease at worker %d", w);
+  for (int w = 0; w < r->gpus; w++) {
+    const int64_t j0 = bounds[1 + w], c = bounds[2 + w] - j0;
+    if (r->gpus_loaded && j0 == r->bounds[1 + w] && c == r->bounds[2 + w] - r->bounds[1 + w])
+      continue;
+    const se_tdbem_slices v = slices_view(&r->slices, j0, c);
+    SE_TRY(gpu_backend->set_interval(r->gpu[w], &v, r->hist + j0 * r->hist_len, err));
+  }
+  memcpy(r->bounds, bounds, (size_t)(r->gpus + 2) * sizeof *bounds);
+  return SE_OK;
+}
+
+/* The static split: the GPU workers get gpu_fraction of the rank's stored values (equal shares,
+ * contiguous, after the CPU worker's part); creates the GPU workers on the rank's devices. */
+static int workers_create(run *r, se_error *err) {
+  r->bounds[0] = 0;
+  r->bounds[1] = r->count;
+  if (r->gpus == 0)
+    return SE_OK;
+  MPI_Comm node;
+  int node_rank = 0;
+  SE_MPI_CHECK(err, MPI_Comm_split_type(r->comm, MPI_COMM_TYPE_SHARED, r->rank, MPI_INFO_NULL, &node));
+  int mpi_rc = MPI_Comm_rank(node, &node_rank);
+  MPI_Comm_free(&node);
+  if (mpi_rc != MPI_SUCCESS)
+    SE_FAIL(err, SE_ERR_MPI, "MPI_Comm_rank of the node communicator failed");
+  for (int w = 0; w < r->gpus; w++) {
+    int device = 0;
+    SE_TRY(se_gpu_device_for_rank(node_rank, r->gpus, w, &device, err));
+    SE_TRY(gpu_backend->create(device, r->opt.kernel, r->opt.bc, r->meta.n, r->meta.kmax,
+                               r->meta.precision, r->hist_len, &r->gpu[w], err));
+  }
+  /* targets in stored values: the CPU worker (1 - F) of the total, each GPU F / gpus */
+  const int64_t *sp = r->slices.slice_ptr, *vp = r->slices.val_ptr;
+  const double total = r->count > 0 ? (double)(vp[sp[r->count]] - vp[sp[0]]) : 0.0;
+  int64_t bounds[RUN_GPUS_MAX + 2], j = 0;
+  bounds[0] = 0;
+  for (int w = 0; w <= r->gpus; w++) {
+    const double target = total * ((1.0 - r->opt.gpu_fraction) +
+                                   r->opt.gpu_fraction * (double)w / (double)r->gpus);
+    while (j < r->count && (double)(vp[sp[j]] - vp[sp[0]]) < target - 0.5)
+      j++;
+    bounds[w + 1] = w == r->gpus ? r->count : j;
+  }
+  SE_TRY(set_worker_bounds(r, bounds, err));
+  r->gpus_loaded = 1;
   return SE_OK;
 }
 
@@ -289,6 +396,7 @@ static int set_up(run *r, se_error *err) {
   se_tdbem_m0_free(&m0);
   SE_TRY(rc);
   SE_TRY(se_mpi_agree(r->comm, allocate(r, err), err));
+  SE_TRY(se_mpi_agree(r->comm, workers_create(r, err), err));
   int64_t rows = RUN_OUTPUT_BYTES / (8 * (r->count > 0 ? r->count : 1));
   se_output_tdbem_spec spec = {.n = n,
                                .steps = r->meta.steps,
@@ -353,10 +461,38 @@ static int step(run *r, int64_t n, int q, int local_rc, se_error *err) {
     r->a_local[j] = r->a[r->perm[r->first + j]];
     r->hist[j * r->hist_len + m % r->hist_len] = r->a_local[j];
   }
+  /* the GPU workers' histories; a failure travels with the next reduction (r->push_rc) */
+  for (int w = 0; w < r->gpus && r->push_rc == SE_OK; w++)
+    r->push_rc = gpu_backend->push(r->gpu[w], r->a_local + r->bounds[1 + w], m, err);
   start = MPI_Wtime(); /* the output's columns: the same interval in the original numbering */
   SE_TRY(se_output_tdbem_append(r->out, r->a + r->first, err));
   lap(r, T_OUTPUT, start);
   return SE_OK;
+}
+
+/* The rank's part of the group's ng summation vectors into r->partial: the GPU workers' sums are
+ * started first, the CPU worker sums its slices meanwhile, then the GPU sums are added. Every
+ * GPU worker is waited for, also after a failure. Not collective. */
+static int sum_group(run *r, int64_t n, se_error *err) {
+  int rc = SE_OK, started = 0;
+  for (; started < r->gpus && rc == SE_OK; started++)
+    rc = gpu_backend->sum_start(r->gpu[started], n, r->ng, err);
+  const double start = MPI_Wtime();
+  if (rc == SE_OK && r->bounds[1] > 0) {
+    const se_tdbem_slices v = slices_view(&r->slices, 0, r->bounds[1]);
+    rc = se_tdbem_sum_cpu(&v, r->hist, r->hist_len, n, r->ng, r->partial, err);
+  }
+  lap(r, T_SUM_CPU, start);
+  double slowest = 0.0;
+  for (int w = 0; w < started; w++) {
+    double device_s = 0.0;
+    se_error scratch;
+    int wrc = gpu_backend->sum_finish(r->gpu[w], r->partial, &device_s, rc == SE_OK ? err : &scratch);
+    rc = rc == SE_OK ? wrc : rc;
+    slowest = device_s > slowest ? device_s : slowest;
+  }
+  r->time[T_SUM_GPU] += slowest;
+  return rc;
 }
 
 /* Marches every step: groups of ng steps, one multi-vector/vector product per group. */
@@ -366,12 +502,11 @@ static int march(run *r, se_error *err) {
   for (int64_t n = 0; n < steps; n += r->ng) {
     double start = MPI_Wtime();
     memset(r->partial, 0, (size_t)(r->ng * N) * sizeof *r->partial);
-    int local_rc =
-        r->count > 0 ? se_tdbem_sum_cpu(&r->slices, r->hist, r->hist_len, n, r->ng, r->partial, err)
-                     : SE_OK;
+    int local_rc = sum_group(r, n, err);
     lap(r, T_SUM, start);
     for (int q = 0; q < r->ng && n + q < steps; q++) {
       SE_TRY(step(r, n, q, local_rc, err));
+      local_rc = local_rc == SE_OK ? r->push_rc : local_rc;
       if (q + 1 < r->ng && r->count > 0 && local_rc == SE_OK) { /* a_{n+q} into s~_{n+q+1 ..} */
         start = MPI_Wtime();
         local_rc = se_tdbem_radiate_cpu(&r->near, r->a_local, r->ng - 1 - q,
@@ -398,15 +533,15 @@ static int march(run *r, se_error *err) {
 static int write_meta(run *r, se_error *err) {
   double most[T_COUNT];
   SE_MPI_CHECK(err, MPI_Allreduce(r->time, most, T_COUNT, MPI_DOUBLE, MPI_MAX, r->comm));
-  static const char *const names[T_COUNT] = {"time_read_s",    "time_setup_s",  "time_sum_s",
-                                             "time_radiate_s", "time_reduce_s", "time_solve_s",
-                                             "time_output_s"};
+  static const char *const names[T_COUNT] = {
+      "time_read_s",   "time_setup_s", "time_sum_s",     "time_radiate_s",  "time_reduce_s",
+      "time_solve_s",  "time_output_s", "time_sum_cpu_s", "time_sum_gpu_s"};
   if (r->rank == 0) {
     printf(
-        "simengine: tdbem times (s, slowest rank): read %.2f, setup %.2f, sum %.2f, radiate %.2f, "
-        "reduce %.2f, solve %.2f, output %.2f\n",
-        most[T_READ], most[T_SETUP], most[T_SUM], most[T_RADIATE], most[T_REDUCE], most[T_SOLVE],
-        most[T_OUTPUT]);
+        "simengine: tdbem times (s, slowest rank): read %.2f, setup %.2f, sum %.2f (CPU worker "
+        "%.2f, GPU workers %.2f), radiate %.2f, reduce %.2f, solve %.2f, output %.2f\n",
+        most[T_READ], most[T_SETUP], most[T_SUM], most[T_SUM_CPU], most[T_SUM_GPU],
+        most[T_RADIATE], most[T_REDUCE], most[T_SOLVE], most[T_OUTPUT]);
     fflush(stdout);
   }
   SE_TRY(se_output_tdbem_meta_string(r->out, "version", SIMENGINE_VERSION, err));
@@ -419,6 +554,14 @@ static int write_meta(run *r, se_error *err) {
   SE_TRY(se_output_tdbem_meta_int(r->out, "ranks", r->size, err));
   SE_TRY(se_output_tdbem_meta_int(r->out, "threads_per_rank", omp_get_max_threads(), err));
   SE_TRY(se_output_tdbem_meta_int(r->out, "ng", r->ng, err));
+  SE_TRY(se_output_tdbem_meta_int(r->out, "gpus_per_rank", r->gpus, err));
+  SE_TRY(se_output_tdbem_meta_double(r->out, "gpu_fraction", r->gpus > 0 ? r->opt.gpu_fraction : 0.0,
+                                     err));
+  SE_TRY(se_output_tdbem_meta_string(r->out, "gpu_kernel",
+                                     r->gpus == 0 ? "none"
+                                     : r->opt.kernel == SE_TDBEM_GPU_FB ? "full-blocking"
+                                                                        : "contiguous-blocking",
+                                     err));
   SE_TRY(se_output_tdbem_meta_int(r->out, "steps", r->meta.steps, err));
   SE_TRY(se_output_tdbem_meta_int(r->out, "N", r->meta.n, err));
   SE_TRY(se_output_tdbem_meta_int(r->out, "kmax", r->meta.kmax, err));
@@ -442,6 +585,9 @@ static int tear_down(run *r, int rc, se_error *err) {
     int crc = se_input_tdbem_close(r->in, rc == SE_OK ? err : &scratch);
     rc = rc != SE_OK ? rc : crc;
   }
+  for (int w = 0; w < r->gpus; w++)
+    if (r->gpu[w])
+      gpu_backend->destroy(r->gpu[w]);
   se_tdbem_slices_free(&r->near);
   se_tdbem_slices_free(&r->slices);
   free(r->illum);
@@ -456,7 +602,42 @@ static int tear_down(run *r, int rc, se_error *err) {
 
 int se_tdbem_run(const char *input, const char *output, MPI_Comm comm, int ng, se_ordering ordering,
                  se_error *err) {
-  run r = {.comm = comm, .ng = ng, .kind = ordering, .input = input, .output = output};
+  const se_tdbem_run_options opt = {.ng = ng, .ordering = ordering, .gpus = 0, .bc = 16};
+  return se_tdbem_run_workers(input, output, comm, &opt, err);
+}
+
+/* The GPU workers per rank of opt (resolving "as many as the node has"), or an error. */
+static int gpus_per_rank(const se_tdbem_run_options *opt, MPI_Comm comm, int rank, int *gpus,
+                         se_error *err) {
+  const int visible = se_gpu_count();
+  *gpus = opt->gpus;
+  if (*gpus < 0) {
+    MPI_Comm node;
+    int node_size = 1;
+    SE_MPI_CHECK(err, MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node));
+    int mpi_rc = MPI_Comm_size(node, &node_size);
+    MPI_Comm_free(&node);
+    if (mpi_rc != MPI_SUCCESS)
+      SE_FAIL(err, SE_ERR_MPI, "MPI_Comm_size of the node communicator failed");
+    *gpus = visible == 0 ? 0 : (visible / node_size > 0 ? visible / node_size : 1);
+  }
+  if (*gpus > RUN_GPUS_MAX)
+    SE_FAIL(err, SE_ERR_ARG, "--gpus %d: at most %d GPU workers per rank", *gpus, RUN_GPUS_MAX);
+  if (*gpus > 0 && (!gpu_backend || visible == 0))
+    SE_FAIL(err, SE_ERR_UNSUPPORTED, "tdbem: %d GPU(s) per rank asked for, but %s", *gpus,
+            gpu_backend ? "no CUDA device is visible" : "this build has no CUDA backend");
+  if (*gpus > 0 && !(opt->gpu_fraction >= 0.0 && opt->gpu_fraction <= 1.0))
+    SE_FAIL(err, SE_ERR_ARG, "--gpu-fraction %g: expected a number in [0, 1]", opt->gpu_fraction);
+  if (*gpus > 0 && opt->kernel == SE_TDBEM_GPU_FB && opt->bc != 16 && opt->bc != 32)
+    SE_FAIL(err, SE_ERR_ARG, "Full-Blocking block width %d: expected 16 or 32", opt->bc);
+  return SE_OK;
+}
+
+int se_tdbem_run_workers(const char *input, const char *output, MPI_Comm comm,
+                         const se_tdbem_run_options *opt, se_error *err) {
+  const int ng = opt->ng;
+  const se_ordering ordering = opt->ordering;
+  run r = {.comm = comm, .ng = ng, .kind = ordering, .input = input, .output = output, .opt = *opt};
   SE_MPI_CHECK(err, MPI_Comm_rank(comm, &r.rank));
   SE_MPI_CHECK(err, MPI_Comm_size(comm, &r.size));
   int rc = SE_OK;
@@ -469,6 +650,8 @@ int se_tdbem_run(const char *input, const char *output, MPI_Comm comm, int ng, s
            ordering != SE_ORDER_HILBERT)
     rc = se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__,
                       "unknown ordering %d (original, Morton or Hilbert)", (int)ordering);
+  else
+    rc = gpus_per_rank(opt, comm, r.rank, &r.gpus, err);
   SE_TRY(se_mpi_agree(comm, rc, err));
   rc = set_up(&r, err);
   if (rc == SE_OK && r.rank == 0) {
@@ -480,6 +663,11 @@ int se_tdbem_run(const char *input, const char *output, MPI_Comm comm, int ng, s
         r.size, omp_get_max_threads(), r.ordering);
     printf("simengine: tdbem unknown ordering %s: quality score %.2f (original numbering %.2f)\n",
            ordering_name(r.kind), r.quality[1], r.quality[0]);
+    if (r.gpus > 0)
+      printf("simengine: tdbem workers per rank: CPU + %d GPU (%s), GPU share %.3f of the values; "
+             "rank 0: CPU slices %lld, GPU slices %lld\n",
+             r.gpus, opt->kernel == SE_TDBEM_GPU_FB ? "Full-Blocking" : "Contiguous-Blocking",
+             opt->gpu_fraction, (long long)r.bounds[1], (long long)(r.count - r.bounds[1]));
     fflush(stdout);
   }
   if (rc == SE_OK)

@@ -27,4 +27,25 @@
 int se_tdbem_run(const char *input, const char *output, MPI_Comm comm, int ng, se_ordering ordering,
                  se_error *err);
 
+/* The workers of a rank (docs/tdbem.md Section 13): one CPU worker (OpenMP) and gpus GPU workers
+ * (one per GPU) split the rank's interval of slices into contiguous parts, CPU first. */
+typedef struct se_tdbem_run_options {
+  int ng;                     /* 1 .. 16 */
+  se_ordering ordering;       /* original, Morton or Hilbert */
+  int gpus;                   /* GPU workers per rank; < 0: the node's visible GPUs shared out
+                                 over its ranks (at least 1 when there is one); 0: CPU only */
+  double gpu_fraction;        /* share of the rank's stored values given to the GPU workers
+                                 (split equally between them by values), in [0, 1] */
+  se_tdbem_gpu_kernel kernel; /* the GPU summation kernel */
+  int bc;                     /* Full-Blocking block width, 16 or 32 */
+} se_tdbem_run_options;
+
+/* se_tdbem_run with workers: as se_tdbem_run, the summation of each group split between the CPU
+ * worker and the GPU workers (started on the GPUs first, then the CPU worker's part; the partial
+ * sums are added every group before the steps' reduction over the ranks). Rank r of a node uses
+ * devices (r * gpus + k) mod (visible devices). Fails on every rank when GPUs are asked for and
+ * none is visible or the build has no CUDA. Collective over comm. */
+int se_tdbem_run_workers(const char *input, const char *output, MPI_Comm comm,
+                         const se_tdbem_run_options *opt, se_error *err);
+
 #endif

@@ -96,6 +96,10 @@ typedef enum se_ordering { SE_ORDER_ORIGINAL = 0, SE_ORDER_MORTON = 1, SE_ORDER_
 int se_tdbem_ordering(const double *positions, int64_t n, se_ordering kind, int64_t *perm,
                       se_error *err);
 
+/* ---- GPU summation kernels (cuda/tdbem_cuda.h, docs/tdbem.md Section 12) ------------------
+ * CB: Contiguous-Blocking (paper 002 Section 5.2), FB: Full-Blocking (Section 5.1). */
+typedef enum se_tdbem_gpu_kernel { SE_TDBEM_GPU_CB = 0, SE_TDBEM_GPU_FB = 1 } se_tdbem_gpu_kernel;
+
 #ifdef __cplusplus
 }
 #endif
