@@ -2,8 +2,11 @@
 // (see hines_branch.h and docs/gpu-tridiag.md).
 #include "hines_branch.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "tridiag_batch.h"
 
 namespace {
 
@@ -106,6 +109,98 @@ __global__ void __launch_bounds__(128)
   }
 }
 
+// ---- cuSPARSE backend (one level) ----
+// Thread (s, k): row k of branch s of the level (lane lb + s) in the interleaved batch of
+// cnt = 2 nb systems of n rows: system s solves A_B y = e_head, system nb + s A_B z = r_B, both
+// with the tail's children folded in as phase1_kernel folds them. Rows past the branch: identity.
+__global__ void __launch_bounds__(128)
+    cus_gather_kernel(int64_t lb, int nb, int n, const int32_t *__restrict__ len,
+                      const int32_t *__restrict__ gbase, const int32_t *__restrict__ cbeg,
+                      const int32_t *__restrict__ child, const double2 *__restrict__ fold,
+                      const double *__restrict__ g, const double *__restrict__ d,
+                      const double *__restrict__ r, double *__restrict__ dl,
+                      double *__restrict__ dm, double *__restrict__ du, double *__restrict__ x) {
+  const int s = blockIdx.x * blockDim.x + threadIdx.x;
+  if (s >= nb)
+    return;
+  const int64_t bi = lb + s;
+  const int L = len[bi];
+  const int64_t base = (int64_t)gbase[bi / LANES] + (bi % LANES);
+  const size_t cnt = 2 * (size_t)nb;
+  for (int k = blockIdx.y; k < n; k += gridDim.y) {
+    double a = 0.0, b = 1.0, c = 0.0, xy = 0.0, xz = 0.0;
+    if (k < L) {
+      const int64_t sk = base + (int64_t)LANES * k;
+      a = k ? -g[sk] : 0.0;
+      c = k + 1 < L ? -g[sk + LANES] : 0.0;
+      b = d[sk];
+      xz = r[sk];
+      xy = k == 0 ? 1.0 : 0.0;
+      if (k == L - 1)
+        for (int ci = cbeg[bi]; ci < cbeg[bi + 1]; ci++) {
+          const double2 f = fold[child[ci]];
+          b = b - f.x;
+          xz = xz + f.y;
+        }
+    }
+    const size_t o = (size_t)k * cnt + (size_t)s, o2 = o + (size_t)nb;
+    dl[o] = a;
+    dl[o2] = a;
+    dm[o] = b;
+    dm[o2] = b;
+    du[o] = c;
+    du[o2] = c;
+    x[o] = xy;
+    x[o2] = xz;
+  }
+}
+
+// After the level's solve: y to d, z to r; the head's Schur complement d' = 1/y_0,
+// r' = z_0/y_0 and its contribution (f g_0, f r'), f = g_0/d', to the parent's tail.
+__global__ void __launch_bounds__(128)
+    cus_scatter_kernel(int64_t lb, int nb, const int32_t *__restrict__ len,
+                       const int32_t *__restrict__ gbase, const double *__restrict__ g,
+                       const double *__restrict__ x, double *__restrict__ d,
+                       double *__restrict__ r, double2 *__restrict__ fold) {
+  const int s = blockIdx.x * blockDim.x + threadIdx.x;
+  if (s >= nb)
+    return;
+  const int64_t bi = lb + s;
+  const int L = len[bi];
+  const int64_t base = (int64_t)gbase[bi / LANES] + (bi % LANES);
+  const size_t cnt = 2 * (size_t)nb;
+  for (int k = blockIdx.y; k < L; k += gridDim.y) {
+    const size_t o = (size_t)k * cnt + (size_t)s;
+    const double y = x[o], z = x[o + (size_t)nb];
+    const int64_t sk = base + (int64_t)LANES * k;
+    d[sk] = y;
+    r[sk] = z;
+    if (k == 0) {
+      const double g0 = g[base], dp = 1.0 / y, rp = z / y, f = g0 / dp;
+      fold[bi] = make_double2(f * g0, f * rp);
+    }
+  }
+}
+
+// Phase 2 of one level (not the roots): x = z + (g_head x_parent_tail) y, y in d, z in r.
+__global__ void __launch_bounds__(128)
+    cus_axpy_kernel(int64_t lb, int nb, const int32_t *__restrict__ len,
+                    const int32_t *__restrict__ gbase, const int32_t *__restrict__ ptail,
+                    const double *__restrict__ g, const double *__restrict__ d,
+                    double *__restrict__ r) {
+  const int s = blockIdx.x * blockDim.x + threadIdx.x;
+  if (s >= nb)
+    return;
+  const int64_t bi = lb + s;
+  const int L = len[bi];
+  const int64_t base = (int64_t)gbase[bi / LANES] + (bi % LANES);
+  const double c = g[base] * r[ptail[bi]];
+  for (int k = blockIdx.y; k < L; k += gridDim.y) {
+    const int64_t sk = base + (int64_t)LANES * k;
+    r[sk] = r[sk] + c * d[sk];
+  }
+}
+
 // Mono-morphology reference: one thread per cell, the CPU path's operations; the values of the
 // next compartment of an unbranched run stay in registers (carried), other parents are updated
 // in memory in the CPU's order.
@@ -186,10 +281,17 @@ struct se_hines_branch_plan {
   int32_t *d_len, *d_gbase, *d_ghgt, *d_cbeg, *d_child, *d_ptail;
   double *d_g;
   double2 *d_fold;
+  // cuSPARSE backend: per level (host) the batch rows (longest branch, >= 3) and branches; the
+  // solver (its handle and buffer) of the current algorithm and the interleaved dl, d, du, x
+  int32_t *lvl_rows, *lvl_nb;
+  se_tridiag *cus;
+  int cus_backend;
+  double *cus_arr;
+  size_t cus_level_rows; // largest rows x 2 branches over the levels: doubles per array
   // the CUDA graph of the last (d, r, mode)
   cudaGraphExec_t exec;
   double *gd, *gr;
-  int gcp, gexact;
+  int gcp, gexact, gbackend;
 };
 
 extern "C" void se_hines_branch_plan_destroy(se_hines_branch_plan *p) {
@@ -205,8 +307,12 @@ extern "C" void se_hines_branch_plan_destroy(se_hines_branch_plan *p) {
   cudaFree(p->d_ptail);
   cudaFree(p->d_g);
   cudaFree(p->d_fold);
+  se_tridiag_destroy(p->cus);
+  cudaFree(p->cus_arr);
   free(p->slot_of);
   free(p->lvl_group);
+  free(p->lvl_rows);
+  free(p->lvl_nb);
   free(p);
 }
 
@@ -389,6 +495,16 @@ static int build_tables(se_hines_branch_plan *p, build *b, int64_t n_cells,
       if (b->b_len[br] > b->ghgt[lane / LANES])
         b->ghgt[lane / LANES] = b->b_len[br];
     }
+  SE_HB_ALLOC(err, p->lvl_rows, levels, "level heights");
+  SE_HB_ALLOC(err, p->lvl_nb, levels, "level branch counts");
+  for (int32_t l = 0; l < levels; l++) {
+    p->lvl_nb[l] = (int32_t)(lvl_count[l + 1] - lvl_count[l]);
+    p->lvl_rows[l] = 3; // batches of at least 3 rows (gtsv2's minimum; kept for gtsvInterleaved)
+    for (int64_t gi = p->lvl_group[l]; gi < p->lvl_group[l + 1]; gi++)
+      if (b->ghgt[gi] > p->lvl_rows[l])
+        p->lvl_rows[l] = b->ghgt[gi];
+    p->st.cusparse_rows += (int64_t)p->lvl_nb[l] * p->lvl_rows[l];
+  }
   int64_t slots = 0;
   for (int64_t gi = 0; gi < groups; gi++) {
     if (slots > INT32_MAX)
@@ -561,8 +677,92 @@ static int launch_levels(se_hines_branch_plan *p, double *d, double *r, se_error
   return SE_OK;
 }
 
+// The cuSPARSE backend's workspace for the algorithm of `backend`, allocated on first use: the
+// interleaved arrays of the largest level and one solver whose buffer holds the largest need.
+static int cusparse_prepare(se_hines_branch_plan *p, int backend, se_error *err) {
+  if (p->cus && p->cus_backend == backend)
+    return SE_OK;
+  if (p->exec) { // a captured graph may hold the old solver's buffer
+    cudaGraphExecDestroy(p->exec);
+    p->exec = NULL;
+  }
+  se_tridiag_destroy(p->cus);
+  p->cus = NULL;
+  int max_rows = 0, max_count = 0;
+  size_t max_level = 0;
+  for (int32_t l = 0; l < p->st.levels; l++) {
+    const size_t rows = (size_t)p->lvl_rows[l] * 2u * (size_t)p->lvl_nb[l];
+    if (2ll * p->lvl_nb[l] > INT_MAX || rows > (size_t)INT_MAX)
+      SE_FAIL(err, SE_ERR_UNSUPPORTED,
+              "level %d: a cuSPARSE batch of 2 x %d branches x %d rows passes 2^31 - 1 rows "
+              "(cuSPARSE takes int sizes); split the population",
+              l, p->lvl_nb[l], p->lvl_rows[l]);
+    max_rows = p->lvl_rows[l] > max_rows ? p->lvl_rows[l] : max_rows;
+    max_count = 2 * p->lvl_nb[l] > max_count ? 2 * p->lvl_nb[l] : max_count;
+    max_level = rows > max_level ? rows : max_level;
+  }
+  if (!p->cus_arr) {
+    SE_CUDA_CHECK(err, cudaMalloc((void **)&p->cus_arr, 4 * max_level * sizeof(double)));
+    p->cus_level_rows = max_level;
+  }
+  se_tridiag_options opt;
+  memset(&opt, 0, sizeof opt);
+  opt.method = (se_tridiag_method)(SE_TRIDIAG_CUSPARSE_THOMAS + (backend - 1));
+  int rc = se_tridiag_create(&opt, max_rows, max_count, NULL, p->stream, &p->cus, err);
+  size_t need = 0;
+  double *a = p->cus_arr, *b = a + max_level, *c = b + max_level, *x = c + max_level;
+  for (int32_t l = 0; rc == SE_OK && l < p->st.levels; l++) {
+    size_t bytes = 0;
+    rc = se_tridiag_shape_buffer(p->cus, p->lvl_rows[l], 2 * p->lvl_nb[l], a, b, c, x, &bytes,
+                                 err);
+    need = bytes > need ? bytes : need;
+  }
+  if (rc == SE_OK)
+    rc = se_tridiag_reserve(p->cus, need, err);
+  if (rc != SE_OK) {
+    se_tridiag_destroy(p->cus);
+    p->cus = NULL;
+    return rc;
+  }
+  p->cus_backend = backend;
+  return SE_OK;
+}
+
+// The launches of one cuSPARSE solve (workspace prepared): per level deepest -> 0 gather, the
+// batch, scatter; then the axpy of levels 1 -> deepest.
+static int launch_cusparse(se_hines_branch_plan *p, double *d, double *r, se_error *err) {
+  const int T = 128;
+  const size_t N = p->cus_level_rows;
+  double *a = p->cus_arr, *b = a + N, *c = b + N, *x = c + N;
+  for (int32_t l = p->st.levels - 1; l >= 0; l--) {
+    const int64_t lb = p->lvl_group[l] * LANES;
+    const int nb = p->lvl_nb[l], n = p->lvl_rows[l];
+    const dim3 grid((unsigned)((nb + T - 1) / T), (unsigned)(n < 65535 ? n : 65535));
+    cus_gather_kernel<<<grid, T, 0, p->stream>>>(lb, nb, n, p->d_len, p->d_gbase, p->d_cbeg,
+                                                 p->d_child, p->d_fold, p->d_g, d, r, a, b, c, x);
+    SE_CUDA_CHECK_LAUNCH(err, "cus_gather_kernel");
+    const int rc = se_tridiag_solve_shape(p->cus, n, 2 * nb, a, b, c, x, err);
+    if (rc != SE_OK)
+      return rc;
+    cus_scatter_kernel<<<grid, T, 0, p->stream>>>(lb, nb, p->d_len, p->d_gbase, p->d_g, x, d, r,
+                                                  p->d_fold);
+    SE_CUDA_CHECK_LAUNCH(err, "cus_scatter_kernel");
+  }
+  for (int32_t l = 1; l < p->st.levels; l++) {
+    const int64_t lb = p->lvl_group[l] * LANES;
+    const int nb = p->lvl_nb[l], n = p->lvl_rows[l];
+    const dim3 grid((unsigned)((nb + T - 1) / T), (unsigned)(n < 65535 ? n : 65535));
+    cus_axpy_kernel<<<grid, T, 0, p->stream>>>(lb, nb, p->d_len, p->d_gbase, p->d_ptail, p->d_g,
+                                               d, r);
+    SE_CUDA_CHECK_LAUNCH(err, "cus_axpy_kernel");
+  }
+  return SE_OK;
+}
+
 static int launch_mode(se_hines_branch_plan *p, double *d, double *r, int cp, int exact,
-                       se_error *err) {
+                       int backend, se_error *err) {
+  if (backend)
+    return launch_cusparse(p, d, r, err);
   if (cp)
     return exact ? launch_levels<true, true>(p, d, r, err) : launch_levels<true, false>(p, d, r, err);
   return exact ? launch_levels<false, true>(p, d, r, err) : launch_levels<false, false>(p, d, r, err);
@@ -570,16 +770,26 @@ static int launch_mode(se_hines_branch_plan *p, double *d, double *r, int cp, in
 
 extern "C" int se_hines_branch_solve(se_hines_branch_plan *p, double *d, double *r,
                                      const se_hines_branch_mode *mode, se_error *err) {
-  const int cp = mode->compute_padding ? 1 : 0, exact = mode->exact ? 1 : 0;
+  const int backend = mode->backend;
+  if (backend < 0 || backend >= SE_HINES_BRANCH_BACKENDS)
+    SE_FAIL(err, SE_ERR_ARG, "unknown branch-level backend %d (0 .. %d)", backend,
+            SE_HINES_BRANCH_BACKENDS - 1);
+  const int cp = backend || !mode->compute_padding ? 0 : 1, exact = backend || !mode->exact ? 0 : 1;
+  if (backend) {
+    const int rc = cusparse_prepare(p, backend, err); // before any capture: it allocates
+    if (rc != SE_OK)
+      return rc;
+  }
   if (!mode->use_graph || p->stream == 0)
-    return launch_mode(p, d, r, cp, exact, err);
-  if (!p->exec || p->gd != d || p->gr != r || p->gcp != cp || p->gexact != exact) {
+    return launch_mode(p, d, r, cp, exact, backend, err);
+  if (!p->exec || p->gd != d || p->gr != r || p->gcp != cp || p->gexact != exact ||
+      p->gbackend != backend) {
     if (p->exec) {
       cudaGraphExecDestroy(p->exec);
       p->exec = NULL;
     }
     SE_CUDA_CHECK(err, cudaStreamBeginCapture(p->stream, cudaStreamCaptureModeThreadLocal));
-    const int rc = launch_mode(p, d, r, cp, exact, err);
+    const int rc = launch_mode(p, d, r, cp, exact, backend, err);
     cudaGraph_t graph = NULL;
     const cudaError_t e = cudaStreamEndCapture(p->stream, &graph);
     if (rc != SE_OK) {
@@ -599,6 +809,7 @@ extern "C" int se_hines_branch_solve(se_hines_branch_plan *p, double *d, double 
     p->gr = r;
     p->gcp = cp;
     p->gexact = exact;
+    p->gbackend = backend;
   }
   SE_CUDA_CHECK(err, cudaGraphLaunch(p->exec, p->stream));
   return SE_OK;

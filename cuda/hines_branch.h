@@ -24,6 +24,19 @@
  * Compute padding (CP): every lane of a group runs the group's height, padding rows read but
  * not used or written; no compute padding (NCP): each lane runs its own length.
  *
+ * cuSPARSE backend (mode.backend != 0; paper 001's peer): phase 1 runs the levels deepest -> 0;
+ * per level a kernel folds the children into each branch's tail and writes the level as one
+ * cusparseDgtsvInterleavedBatch batch padded to the level's longest branch (at least 3 rows;
+ * padding rows identity with zero right-hand side, the tail's upper coupling 0 so they never
+ * couple to real rows) with 2 systems per branch, the matrix A_B twice: A_B y = e_head and
+ * A_B z = r_B; a second kernel stores y in d and z in r and the head's contribution to its
+ * parent's tail from d'_head = 1 / y_head, r'_head = z_head / y_head as the exact kernel does.
+ * Phase 2 (levels 1 -> deepest) is an axpy per branch, x_B = z + (g_head x_parent_tail) y: no
+ * second solve. compute_padding and exact do not apply (never bitwise: other operations). The
+ * interleaved arrays (4 x the largest level's rows x 2 systems per branch) and the cuSPARSE
+ * buffer (the largest need over the levels) are allocated once per plan, at its first cuSPARSE
+ * solve (synchronous then; again only when the algorithm changes).
+ *
  * Data: device arrays d (diagonal) and r (right-hand side) of se_hines_branch_slots() doubles in
  * the plan's slot order (se_hines_branch_slot_map); the solve leaves x in r and pivots in d.
  * The coupling g is uploaded once (se_hines_branch_set_coupling). Padding slots need no content.
@@ -41,15 +54,27 @@ extern "C" {
 
 typedef struct se_hines_branch_plan se_hines_branch_plan;
 
+/* Solver of the levels (se_hines_branch_mode.backend). */
+typedef enum se_hines_branch_backend {
+  SE_HINES_BRANCH_KERNELS = 0,         /* our level kernels */
+  SE_HINES_BRANCH_CUSPARSE_THOMAS = 1, /* cusparseDgtsvInterleavedBatch algorithm 0 per level */
+  SE_HINES_BRANCH_CUSPARSE_LU = 2,     /* algorithm 1 (LU with partial pivoting) */
+  SE_HINES_BRANCH_CUSPARSE_QR = 3,     /* algorithm 2 (QR) */
+  SE_HINES_BRANCH_BACKENDS = 4
+} se_hines_branch_backend;
+
 typedef struct se_hines_branch_mode {
-  int compute_padding; /* 1 = CP, 0 = NCP */
-  int exact;           /* 1 = the CPU path's operations (bitwise), 0 = fewer bytes */
+  int compute_padding; /* 1 = CP, 0 = NCP (our kernels) */
+  int exact;           /* 1 = the CPU path's operations (bitwise), 0 = fewer bytes (our kernels) */
   int use_graph;       /* 1 = replay the level launches as a CUDA graph (needs a non-default stream) */
+  int backend;         /* se_hines_branch_backend; 0 = our kernels */
 } se_hines_branch_mode;
 
 typedef struct se_hines_branch_stats {
   int64_t cells, compartments, branches, groups, slots; /* slots include the padding */
   int32_t levels, max_branch_length;
+  int64_t cusparse_rows; /* rows of the cuSPARSE backend's level batches, one system per branch
+                            (sum over levels of branches x batch rows; 2 systems per branch) */
 } se_hines_branch_stats;
 
 /* Builds the plan of n_cells trees: cell c has compartments offsets[c] .. offsets[c+1]-1 with
@@ -75,7 +100,9 @@ int64_t se_hines_branch_slots(const se_hines_branch_plan *p);
  * plan's slot order. Synchronous. */
 int se_hines_branch_set_coupling(se_hines_branch_plan *p, const double *g, se_error *err);
 
-/* Solves every cell's system: r becomes x, d scratch. Asynchronous on the plan's stream. */
+/* Solves every cell's system: r becomes x, d scratch (pivots, or y with cuSPARSE). Asynchronous
+ * on the plan's stream, except the first cuSPARSE solve (workspace, see above). SE_ERR_ARG for an
+ * unknown backend; SE_ERR_UNSUPPORTED when a level's cuSPARSE batch would pass 2^31 - 1 rows. */
 int se_hines_branch_solve(se_hines_branch_plan *p, double *d, double *r,
                           const se_hines_branch_mode *mode, se_error *err);
 

@@ -546,6 +546,56 @@ static void launch_part(const se_tridiag *t, int var, const double *a, const dou
 #undef SE_PART_LAUNCH
 }
 
+extern "C" int se_tridiag_reserve(se_tridiag *t, size_t bytes, se_error *err) {
+  if (t->buffer && bytes <= t->buffer_bytes)
+    return SE_OK;
+  cudaFree(t->buffer);
+  t->buffer = NULL;
+  t->buffer_bytes = 0;
+  SE_CUDA_CHECK(err, cudaMalloc(&t->buffer, bytes ? bytes : 16));
+  t->buffer_bytes = bytes;
+  return SE_OK;
+}
+
+// Checks that t is a cuSPARSE interleaved solver and (n, count) fits it; its algorithm.
+static int shape_check(const se_tridiag *t, int n, int count, int *algo, se_error *err) {
+  if (t->method < SE_TRIDIAG_CUSPARSE_THOMAS || t->method > SE_TRIDIAG_CUSPARSE_QR)
+    SE_FAIL(err, SE_ERR_UNSUPPORTED,
+            "batches of other shapes need a cuSPARSE interleaved method, not %s",
+            method_names[t->method]);
+  if (n < 1 || count < 1 || n > t->n || count > t->count)
+    SE_FAIL(err, SE_ERR_ARG, "a batch of %d systems of %d rows on a solver of %d x %d", count, n,
+            t->count, t->n);
+  *algo = (int)t->method - (int)SE_TRIDIAG_CUSPARSE_THOMAS;
+  return SE_OK;
+}
+
+extern "C" int se_tridiag_shape_buffer(se_tridiag *t, int n, int count, double *a, double *b,
+                                       double *c, double *x, size_t *bytes, se_error *err) {
+  int algo = 0;
+  const int rc = shape_check(t, n, count, &algo, err);
+  if (rc != SE_OK)
+    return rc;
+  *bytes = 0;
+  SE_CUSPARSE_CHECK(err, cusparseDgtsvInterleavedBatch_bufferSizeExt(t->sp, algo, n, a, b, c, x,
+                                                                     count, bytes));
+  return SE_OK;
+}
+
+extern "C" int se_tridiag_solve_shape(se_tridiag *t, int n, int count, double *a, double *b,
+                                      double *c, double *x, se_error *err) {
+  size_t need = 0;
+  int rc = se_tridiag_shape_buffer(t, n, count, a, b, c, x, &need, err);
+  if (rc == SE_OK)
+    rc = se_tridiag_reserve(t, need, err);
+  if (rc != SE_OK)
+    return rc;
+  const int algo = (int)t->method - (int)SE_TRIDIAG_CUSPARSE_THOMAS; // checked above
+  SE_CUSPARSE_CHECK(err,
+                    cusparseDgtsvInterleavedBatch(t->sp, algo, n, a, b, c, x, count, t->buffer));
+  return SE_OK;
+}
+
 extern "C" int se_tridiag_solve(se_tridiag *t, double *a, double *b, double *c, double *x,
                                 se_error *err) {
   const int var = !t->sizes ? VAR_NONE : (t->compute_padding ? VAR_CP : VAR_NCP);
@@ -588,28 +638,16 @@ extern "C" int se_tridiag_solve(se_tridiag *t, double *a, double *b, double *c, 
   case SE_TRIDIAG_CUSPARSE_THOMAS:
   case SE_TRIDIAG_CUSPARSE_LU:
   case SE_TRIDIAG_CUSPARSE_QR:
+    return se_tridiag_solve_shape(t, t->n, t->count, a, b, c, x, err);
   case SE_TRIDIAG_CUSPARSE_STRIDED: {
-    const int algo = (int)t->method - (int)SE_TRIDIAG_CUSPARSE_THOMAS;
     size_t need = 0;
-    if (t->method == SE_TRIDIAG_CUSPARSE_STRIDED)
-      SE_CUSPARSE_CHECK(err, cusparseDgtsv2StridedBatch_bufferSizeExt(t->sp, t->n, a, b, c, x,
-                                                                      t->count, t->n, &need));
-    else
-      SE_CUSPARSE_CHECK(err, cusparseDgtsvInterleavedBatch_bufferSizeExt(t->sp, algo, t->n, a, b,
-                                                                         c, x, t->count, &need));
-    if (need > t->buffer_bytes || !t->buffer) {
-      cudaFree(t->buffer);
-      t->buffer = NULL;
-      t->buffer_bytes = 0;
-      SE_CUDA_CHECK(err, cudaMalloc(&t->buffer, need ? need : 16));
-      t->buffer_bytes = need;
-    }
-    if (t->method == SE_TRIDIAG_CUSPARSE_STRIDED)
-      SE_CUSPARSE_CHECK(err, cusparseDgtsv2StridedBatch(t->sp, t->n, a, b, c, x, t->count, t->n,
-                                                        t->buffer));
-    else
-      SE_CUSPARSE_CHECK(err, cusparseDgtsvInterleavedBatch(t->sp, algo, t->n, a, b, c, x,
-                                                           t->count, t->buffer));
+    SE_CUSPARSE_CHECK(err, cusparseDgtsv2StridedBatch_bufferSizeExt(t->sp, t->n, a, b, c, x,
+                                                                    t->count, t->n, &need));
+    const int rc = se_tridiag_reserve(t, need, err);
+    if (rc != SE_OK)
+      return rc;
+    SE_CUSPARSE_CHECK(err, cusparseDgtsv2StridedBatch(t->sp, t->n, a, b, c, x, t->count, t->n,
+                                                      t->buffer));
     return SE_OK;
   }
   default:

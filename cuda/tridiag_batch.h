@@ -101,6 +101,24 @@ int se_tridiag_solve(se_tridiag *t, double *a, double *b, double *c, double *x, 
 
 void se_tridiag_destroy(se_tridiag *t);
 
+/* The cuSPARSE interleaved methods (cusparse-thomas, -lu, -qr) on batches of other shapes through
+ * one handle and one buffer, e.g. one batch per level of a branch-level Hines plan: count systems
+ * of n rows (1 <= n <= the solver's n, 1 <= count <= its count) on the interleaved layout of that
+ * count (row j of system s at j * count + s). SE_ERR_UNSUPPORTED for any other method, SE_ERR_ARG
+ * for a shape larger than the solver's. Not collective. */
+
+/* Bytes of cuSPARSE buffer that solving (a, b, c, x) of that shape needs (host query). */
+int se_tridiag_shape_buffer(se_tridiag *t, int n, int count, double *a, double *b, double *c,
+                            double *x, size_t *bytes, se_error *err);
+
+/* Grows the solver's cuSPARSE buffer to at least bytes (synchronous when it allocates). */
+int se_tridiag_reserve(se_tridiag *t, size_t bytes, se_error *err);
+
+/* Solves a batch of that shape; grows the buffer first when it is too small (then synchronous),
+ * else asynchronous on the solver's stream. */
+int se_tridiag_solve_shape(se_tridiag *t, int n, int count, double *a, double *b, double *c,
+                           double *x, se_error *err);
+
 /* "thomas", "thomas-reg", "part", "auto", "cusparse-thomas", "cusparse-lu", "cusparse-qr",
  * "cusparse-strided"; NULL for an unknown method. */
 const char *se_tridiag_method_name(se_tridiag_method m);

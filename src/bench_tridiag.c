@@ -39,7 +39,8 @@ static const char *usage =
     "and the multi-morphology branch-level Hines solve on mixed populations of the six synthetic\n"
     "classes (every neuron a different shape) in ns per compartment, with compute padding (CP)\n"
     "and without (NCP), exact (the CPU's operations) and fast, against the mono-morphology\n"
-    "reference kernel on the same class mix.\n"
+    "reference kernel on the same class mix, and the same solve with cuSPARSE gtsvInterleavedBatch\n"
+    "(algorithms 0-2) per level as the backend (sorted plans).\n"
     "\n"
     "Options:\n"
     "  --rows LIST      rows per system (default 64,128,256,512)\n"
@@ -576,16 +577,36 @@ static int bench_hines_population(long long N, const bench_opts *o, cudaStream_t
              sort ? "sorted" : "unsorted", st.levels, (long long)st.branches,
              100.0 * (double)(S - C) / (double)S, plan_s);
     double *xs = xcalloc((size_t)S, sizeof(double));
-    for (int mi = 0; mi < 4; mi++) {
-      h.mode = (se_hines_branch_mode){.compute_padding = !(mi & 1), .exact = !(mi & 2),
-                                      .use_graph = 1};
+    /* 0-3: our kernels (CP/NCP x exact/fast); 4-6: the cuSPARSE backend, algorithms 0-2
+     * (sorted plans only; its level batches do not depend on the order) */
+    static const char *cus_variant[] = {"", "cusparse-thomas", "cusparse-lu", "cusparse-qr"};
+    char cus_config[96];
+    snprintf(cus_config, sizeof cus_config, "sorted, level batches %.2fx rows x 2",
+             (double)st.cusparse_rows / (double)C);
+    for (int mi = 0; mi < (sort ? 7 : 4); mi++) {
+      h.mode = (se_hines_branch_mode){.compute_padding = mi < 4 && !(mi & 1),
+                                      .exact = mi < 4 && !(mi & 2),
+                                      .use_graph = 1,
+                                      .backend = mi < 4 ? 0 : mi - 3};
       char variant[48];
-      snprintf(variant, sizeof variant, "branch-%s-%s", h.mode.compute_padding ? "cp" : "ncp",
-               h.mode.exact ? "exact" : "fast");
+      if (h.mode.backend)
+        snprintf(variant, sizeof variant, "%s", cus_variant[h.mode.backend]);
+      else
+        snprintf(variant, sizeof variant, "branch-%s-%s", h.mode.compute_padding ? "cp" : "ncp",
+                 h.mode.exact ? "exact" : "fast");
       double t = 0.0, e = NAN;
       int reps = 0;
-      if (se_bench_time_solve(stream, o->min_time, 2, 5, 2000, hines_restore, hines_solve, &h, &t,
-                              &reps, &err) != SE_OK) {
+      int rc = se_bench_time_solve(stream, o->min_time, 2, 5, 2000, hines_restore, hines_solve, &h,
+                                   &t, &reps, &err);
+      if (rc != SE_OK && h.mode.backend) { /* e.g. a cuSPARSE routine that cannot be captured */
+        fprintf(stderr, "simengine-bench: %s with a graph: %s; again without\n", variant,
+                err.message);
+        h.mode.use_graph = 0;
+        strncat(variant, "-direct", sizeof variant - strlen(variant) - 1);
+        rc = se_bench_time_solve(stream, o->min_time, 2, 5, 2000, hines_restore, hines_solve, &h,
+                                 &t, &reps, &err);
+      }
+      if (rc != SE_OK) {
         fprintf(stderr, "simengine-bench: %s: %s\n", variant, err.message);
         continue;
       }
@@ -603,7 +624,7 @@ static int bench_hines_population(long long N, const bench_opts *o, cudaStream_t
         if (!(diff / norm <= e))
           e = diff / norm;
       }
-      print_hines(N, C, variant, config, t, mono_t, e, reps);
+      print_hines(N, C, variant, h.mode.backend ? cus_config : config, t, mono_t, e, reps);
     }
     free(xs);
     free(hd);

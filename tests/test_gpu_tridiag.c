@@ -3,11 +3,13 @@
  * any block size, and variable sizes (CP and NCP); and the branch-level multi-morphology Hines
  * solve (plus the mono-morphology reference kernel) against a CPU Hines sweep over parent[] on a
  * mixed population: the six synthetic classes, every SWC of data/morphologies (default
- * discretization) and random trees. Tolerance: 1e-12 relative (max-norm per system / cell). The
- * exact Hines mode must also be bitwise equal to the CPU (same operations in the same order).
+ * discretization) and random trees, with our level kernels and with the cuSPARSE backend
+ * (gtsvInterleavedBatch per level, algorithms 0-2). Tolerance: 1e-12 relative (max-norm per
+ * system / cell). The exact Hines mode must also be bitwise equal to the CPU (same operations in
+ * the same order).
  *
  *   test_gpu_tridiag [MORPHOLOGY_DIR]          the tests (exit 77 without a GPU)
- *   test_gpu_tridiag bench [options]           the benchmark of simengine-bench tridiag */
+ * Timings: simengine-bench tridiag (src/bench_tridiag.c). */
 #include <dirent.h>
 #include <math.h>
 #include <stdint.h>
@@ -356,6 +358,29 @@ static void test_bad_arguments(se_test_state *st) {
   opt = (se_tridiag_options){.method = SE_TRIDIAG_THOMAS};
   SE_EXPECT(st, se_tridiag_create(&opt, 0, 10, NULL, 0, &t, &err) == SE_ERR_ARG,
             "zero rows: '%s'", err.message);
+  /* batches of other shapes: cuSPARSE interleaved methods only, no larger than the solver */
+  opt = (se_tridiag_options){.method = SE_TRIDIAG_THOMAS};
+  if (se_tridiag_create(&opt, 64, 10, NULL, 0, &t, &err) == SE_OK) {
+    SE_EXPECT(st, se_tridiag_solve_shape(t, 8, 4, NULL, NULL, NULL, NULL, &err) ==
+                          SE_ERR_UNSUPPORTED &&
+                      strstr(err.message, "cuSPARSE"),
+              "solve_shape on thomas: '%s'", err.message);
+    se_tridiag_destroy(t);
+  }
+  opt = (se_tridiag_options){.method = SE_TRIDIAG_CUSPARSE_LU};
+  if (se_tridiag_create(&opt, 64, 10, NULL, 0, &t, &err) == SE_OK) {
+    size_t bytes = 0;
+    SE_EXPECT(st, se_tridiag_solve_shape(t, 65, 4, NULL, NULL, NULL, NULL, &err) == SE_ERR_ARG,
+              "65 rows on a 64-row solver: '%s'", err.message);
+    SE_EXPECT(st, se_tridiag_shape_buffer(t, 8, 11, NULL, NULL, NULL, NULL, &bytes, &err) ==
+                      SE_ERR_ARG,
+              "11 systems on a 10-system solver: '%s'", err.message);
+    SE_EXPECT(st, se_tridiag_solve_shape(t, 0, 4, NULL, NULL, NULL, NULL, &err) == SE_ERR_ARG,
+              "0 rows: '%s'", err.message);
+    se_tridiag_destroy(t);
+  } else {
+    SE_EXPECT(st, 0, "cusparse-lu solver: %s", err.message);
+  }
   SE_EXPECT(st, se_tridiag_method_parse("cusparse-qr") == SE_TRIDIAG_CUSPARSE_QR &&
                     se_tridiag_method_parse("nope") == -1,
             "method names");
@@ -612,9 +637,25 @@ static void test_hines_branch(se_test_state *st, const population *p) {
       hd[slot[i]] = p->d[i];
       hr[slot[i]] = p->r[i];
     }
-    for (int mode_i = 0; mode_i < 8; mode_i++) {
-      se_hines_branch_mode mode = {.compute_padding = mode_i & 1, .exact = !(mode_i & 2),
-                                   .use_graph = (mode_i & 4) != 0};
+    /* modes 0-7: our kernels (CP/NCP x exact/fast x graph); 8-13: the cuSPARSE backends
+     * (Thomas, LU, QR) without and with a graph. Their tolerance is TOL as well: every row is
+     * strictly diagonally dominant by C >= 0.1 with couplings g < 1, so ||A^-1|| <= 10 for the
+     * cell, every branch matrix A_B and every Schur complement (dominance is inherited), and
+     * 0 <= y <= 10 (A_B is an M-matrix), |z| <= 10 max|r|: no growth, no cancellation beyond the
+     * data's scale. The cuSPARSE path (other operations than the CPU sweep: two solves and the
+     * axpy x = z + (g x_parent) y) then differs by rounding amplified at most by the condition
+     * number (a few hundred at most: ||A|| <= 2 + 2 x the couplings of a node, each < 1), i.e.
+     * 1e-14 to 1e-13 in the worst case and ~1e-15 typically (the fast kernels and the plain
+     * cuSPARSE batches measure 1e-15): 1e-12 leaves an order of magnitude above the worst case. */
+    for (int mode_i = 0; mode_i < 14; mode_i++) {
+      const int cus = mode_i >= 8;
+      se_hines_branch_mode mode = {.compute_padding = !cus && (mode_i & 1),
+                                   .exact = !cus && !(mode_i & 2),
+                                   .use_graph = cus ? (mode_i - 8) & 1 : (mode_i & 4) != 0,
+                                   .backend = cus ? SE_HINES_BRANCH_CUSPARSE_THOMAS +
+                                                        (mode_i - 8) / 2
+                                                  : SE_HINES_BRANCH_KERNELS};
+      static const char *cus_name[] = {"", "cuSPARSE thomas", "cuSPARSE LU", "cuSPARSE QR"};
       for (int rep = 0; rep < (mode.use_graph ? 2 : 1); rep++) { /* graph: capture, then replay */
         CHECK_CUDA(cudaMemcpy(dd, hd, (size_t)S * sizeof(double), cudaMemcpyHostToDevice));
         CHECK_CUDA(cudaMemcpy(dr, hr, (size_t)S * sizeof(double), cudaMemcpyHostToDevice));
@@ -631,13 +672,16 @@ static void test_hines_branch(se_test_state *st, const population *p) {
         free(xs);
         int64_t bits = 0;
         const double e = compare_cells(p, x, ref, &bits);
-        printf("  %s %s %s%s: relative error %.2e, %lld of %lld compartments not bitwise equal\n",
-               sort ? "sorted" : "unsorted", mode.compute_padding ? "CP " : "NCP",
-               mode.exact ? "exact" : "fast ", mode.use_graph ? (rep ? " graph replay" : " graph")
-                                                             : "",
-               e, (long long)bits, (long long)C);
-        SE_EXPECT(st, e <= TOL, "branch solve (sort %d, CP %d, exact %d, graph %d): %.3e", sort,
-                  mode.compute_padding, mode.exact, mode.use_graph, e);
+        printf("  %s %s%s: relative error %.2e, %lld of %lld compartments not bitwise equal\n",
+               sort ? "sorted" : "unsorted",
+               cus ? cus_name[mode.backend]
+                   : mode.compute_padding ? (mode.exact ? "CP exact" : "CP fast")
+                                          : (mode.exact ? "NCP exact" : "NCP fast"),
+               mode.use_graph ? (rep ? " graph replay" : " graph") : "", e, (long long)bits,
+               (long long)C);
+        SE_EXPECT(st, e <= TOL,
+                  "branch solve (sort %d, CP %d, exact %d, graph %d, backend %d): %.3e", sort,
+                  mode.compute_padding, mode.exact, mode.use_graph, mode.backend, e);
         if (mode.exact)
           SE_EXPECT(st, bits == 0, "exact branch solve: %lld compartments differ from the CPU",
                     (long long)bits);
@@ -649,7 +693,26 @@ static void test_hines_branch(se_test_state *st, const population *p) {
     cudaFree(dr);
     se_hines_branch_plan_destroy(plan);
   }
-  /* a malformed tree is refused with its cell and compartment */
+  /* an unknown backend is refused; a malformed tree with its cell and compartment */
+  {
+    int64_t off[2] = {0, 3};
+    int32_t par[3] = {-1, 0, 1};
+    se_error err = {0};
+    se_hines_branch_plan *plan = NULL;
+    if (se_hines_branch_plan_create(1, off, par, 1, stream, &plan, &err) != SE_OK) {
+      SE_EXPECT(st, 0, "plan of one cell: %s", err.message);
+    } else {
+      const int bad[2] = {-1, SE_HINES_BRANCH_BACKENDS};
+      for (int k = 0; k < 2; k++) {
+        const int b = bad[k];
+        se_hines_branch_mode mode = {.backend = b};
+        const int rc = se_hines_branch_solve(plan, NULL, NULL, &mode, &err);
+        SE_EXPECT(st, rc == SE_ERR_ARG && strstr(err.message, "backend"),
+                  "backend %d: rc %d '%s'", b, rc, err.message);
+      }
+      se_hines_branch_plan_destroy(plan);
+    }
+  }
   {
     int64_t off[3] = {0, 2, 5};
     int32_t par[5] = {-1, 0, -1, 0, 3};
