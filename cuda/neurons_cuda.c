@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "neurons_branch.h"
 #include "neurons_cuda.h"
 #include "se_cuda.h"
 
@@ -27,10 +28,11 @@ typedef struct cuda_data {
    * finished (stream_finish) */
   int gates_pending;
   int stream_ahead, stream_hints;
+  int kernel;                 /* SE_GPU_KERNEL_*, auto resolved */
+  se_neurons_branch *branch;  /* the branch step's plans and maps (kernel BRANCH) */
 } cuda_data;
 
-/* Copies n elements of size bytes from host to a new device buffer. */
-static int upload(void *dst_ptr, const void *src, size_t bytes, se_error *err) {
+int se_neurons_cuda_upload(void *dst_ptr, const void *src, size_t bytes, se_error *err) {
   void **dst = dst_ptr;
   SE_CUDA_CHECK(err, cudaMalloc(dst, bytes ? bytes : 8));
   if (bytes)
@@ -38,22 +40,55 @@ static int upload(void *dst_ptr, const void *src, size_t bytes, se_error *err) {
   return SE_OK;
 }
 
+/* The launch order of the groups: longest first (stable), so that the last blocks of a step's
+ * launch hold the shortest groups and the launch's tail is short (a mixed population's big
+ * cells would otherwise run alone at the end). position[g] = where host group g is launched;
+ * ordered[position[g]] = groups[g]. */
+static int order_groups(se_neurons_t e, int64_t **position, se_group **ordered, se_error *err) {
+  int64_t max_len = 0;
+  for (int64_t g = 0; g < e->n_groups; g++)
+    if (e->groups[g].n_comp > max_len)
+      max_len = e->groups[g].n_comp;
+  int64_t *count = NULL;
+  SE_CALLOC(err, count, max_len + 2, "group order");
+  int rc = SE_OK;
+  *position = calloc((size_t)e->n_groups + 1, sizeof **position);
+  *ordered = calloc((size_t)e->n_groups + 1, sizeof **ordered);
+  if (!*position || !*ordered) {
+    rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
+                      "out of memory for the launch order of %lld groups", (long long)e->n_groups);
+  } else { /* counting sort by decreasing length: bucket of length L starts after longer ones */
+    for (int64_t g = 0; g < e->n_groups; g++)
+      count[max_len - e->groups[g].n_comp + 1]++;
+    for (int64_t k = 1; k <= max_len + 1; k++)
+      count[k] += count[k - 1];
+    for (int64_t g = 0; g < e->n_groups; g++) {
+      int64_t at = count[max_len - e->groups[g].n_comp]++;
+      (*position)[g] = at;
+      (*ordered)[at] = e->groups[g];
+    }
+  }
+  free(count);
+  return rc;
+}
+
 /* Per-thread clamp lists (CSR over threads, by compartment, model order within) and the cell of
- * each thread. */
-static int build_thread_maps(se_neurons_t e, int64_t n_threads, int64_t **lane_cell,
-                             int64_t **stim_ptr, int32_t **stim_order, se_error *err) {
+ * each thread; thread = position[group] * width + lane. */
+static int build_thread_maps(se_neurons_t e, const int64_t *position, int64_t n_threads,
+                             int64_t **lane_cell, int64_t **stim_ptr, int32_t **stim_order,
+                             se_error *err) {
   SE_CALLOC(err, *lane_cell, n_threads, "lane cells");
   SE_CALLOC(err, *stim_ptr, n_threads + 1, "clamp lists");
   SE_CALLOC(err, *stim_order, e->n_stim, "clamp order");
   for (int64_t t = 0; t < n_threads; t++)
     (*lane_cell)[t] = -1;
   for (int64_t c = 0; c < e->n_cells; c++)
-    (*lane_cell)[e->cell_group[c] * e->width + e->cell_lane[c]] = c;
+    (*lane_cell)[position[e->cell_group[c]] * e->width + e->cell_lane[c]] = c;
   int64_t *thread_of = NULL;
   SE_CALLOC(err, thread_of, e->n_stim, "clamp threads");
   for (int32_t k = 0; k < e->n_stim; k++) {
     int64_t c = e->stim_cell[k];
-    thread_of[k] = e->cell_group[c] * e->width + e->cell_lane[c];
+    thread_of[k] = position[e->cell_group[c]] * e->width + e->cell_lane[c];
     (*stim_ptr)[thread_of[k] + 1]++;
   }
   for (int64_t t = 0; t < n_threads; t++)
@@ -93,7 +128,8 @@ static int attach_stream(se_neurons_t e, cuda_data *cd, se_error *err) {
   se_neurons_device *d = &cd->dev;
   se_stream_tables tab;
   SE_TRY(se_stream_build(e, &tab, err));
-  int rc = upload(&d->stream, tab.rows, (size_t)(e->n_morph_comp > 0 ? e->n_morph_comp : 1) *
+  int rc = se_neurons_cuda_upload(&d->stream, tab.rows,
+                                  (size_t)(e->n_morph_comp > 0 ? e->n_morph_comp : 1) *
                                             sizeof *tab.rows, err);
   int32_t slots = tab.slots, max_rows = tab.max_rows;
   se_stream_free(&tab);
@@ -151,17 +187,9 @@ static int attach_stream(se_neurons_t e, cuda_data *cd, se_error *err) {
   return SE_OK;
 }
 
-static int attach_cuda(se_neurons_t e, se_error *err) {
-  cuda_data *cd = NULL;
-  SE_CALLOC(err, cd, 1, "CUDA backend");
-  e->backend_data = cd;
-  cd->device = e->options.gpu_device;
-  SE_CUDA_CHECK(err, cudaSetDevice(cd->device));
-  SE_CUDA_CHECK(err, cudaStreamCreateWithFlags(&cd->compute, cudaStreamNonBlocking));
-  SE_CUDA_CHECK(err, cudaStreamCreateWithFlags(&cd->copy, cudaStreamNonBlocking));
-  SE_CUDA_CHECK(err, cudaEventCreateWithFlags(&cd->gathered, cudaEventDisableTiming));
-  SE_CUDA_CHECK(err, cudaEventCreateWithFlags(&cd->copied, cudaEventDisableTiming));
-
+/* The group layout's device image (kernels fused, phases, fused2): the engine's slots, the
+ * per-morphology constants and the per-thread clamp lists. */
+static int attach_groups(se_neurons_t e, cuda_data *cd, se_error *err) {
   se_neurons_device *d = &cd->dev;
   int64_t nm = 0;
   for (int64_t g = 0; g < e->n_groups; g++)
@@ -174,28 +202,22 @@ static int attach_cuda(se_neurons_t e, se_error *err) {
   d->width = e->width;
   d->n_groups = e->n_groups;
   d->n_threads = e->n_groups * e->width;
-  d->dt = e->dt;
-  d->inv_dt = 1.0 / e->dt;
-  d->q10 = e->q10;
-  d->threshold = e->spike_threshold;
   size_t C = (size_t)e->n_morph_comp, S = (size_t)e->n_slots, D = sizeof(double);
-  int rc = upload(&d->groups, e->groups, (size_t)e->n_groups * sizeof *e->groups, err);
-  if (rc == SE_OK)
-    rc = upload(&d->morph_base, morph_base, (size_t)nm * sizeof *morph_base, err);
+  int rc = se_neurons_cuda_upload(&d->morph_base, morph_base, (size_t)nm * sizeof *morph_base, err);
   free(morph_base);
   SE_TRY(rc);
-  SE_TRY(upload(&d->parent, e->parent_copy, C * sizeof(int32_t), err));
-  SE_TRY(upload(&d->has_hh, e->has_hh_copy, C, err));
+  SE_TRY(se_neurons_cuda_upload(&d->parent, e->parent_copy, C * sizeof(int32_t), err));
+  SE_TRY(se_neurons_cuda_upload(&d->has_hh, e->has_hh_copy, C, err));
   const double *host_const[] = {e->cap, e->g_axial, e->d_axial, e->g_pas, e->e_pas, e->gna,
                                 e->gk,  e->gl,      e->el,      e->ena,   e->ek};
   const double **dev_const[] = {&d->cap, &d->g_axial, &d->d_axial, &d->g_pas, &d->e_pas, &d->gna,
                                 &d->gk,  &d->gl,      &d->el,      &d->ena,   &d->ek};
   for (size_t a = 0; a < sizeof host_const / sizeof host_const[0]; a++)
-    SE_TRY(upload(dev_const[a], host_const[a], C * D, err));
+    SE_TRY(se_neurons_cuda_upload(dev_const[a], host_const[a], C * D, err));
   double *host_state[] = {e->v, e->m, e->h, e->n};
   double **dev_state[] = {&d->v, &d->m, &d->h, &d->n};
   for (size_t a = 0; a < sizeof host_state / sizeof host_state[0]; a++)
-    SE_TRY(upload(dev_state[a], host_state[a], S * D, err));
+    SE_TRY(se_neurons_cuda_upload(dev_state[a], host_state[a], S * D, err));
   /* the step's work arrays live on the device only */
   double **dev_work[] = {&d->diag, &d->rhs};
   for (size_t a = 0; a < sizeof dev_work / sizeof dev_work[0]; a++) {
@@ -203,9 +225,16 @@ static int attach_cuda(se_neurons_t e, se_error *err) {
     SE_CUDA_CHECK(err, cudaMemset(*dev_work[a], 0, S * D + 8));
   }
 
-  int64_t *lane_cell = NULL, *stim_ptr = NULL;
+  int64_t *lane_cell = NULL, *stim_ptr = NULL, *position = NULL;
   int32_t *order = NULL;
-  rc = build_thread_maps(e, d->n_threads, &lane_cell, &stim_ptr, &order, err);
+  se_group *ordered = NULL;
+  rc = order_groups(e, &position, &ordered, err);
+  if (rc == SE_OK)
+    rc = se_neurons_cuda_upload(&d->groups, ordered, (size_t)e->n_groups * sizeof *ordered, err);
+  if (rc == SE_OK)
+    rc = build_thread_maps(e, position, d->n_threads, &lane_cell, &stim_ptr, &order, err);
+  free(position);
+  free(ordered);
   int32_t *comp = rc == SE_OK ? malloc((size_t)e->n_stim * sizeof *comp + 1) : NULL;
   double *sorted = rc == SE_OK ? malloc((size_t)e->n_stim * 3 * D + 1) : NULL;
   if (rc == SE_OK && (!comp || !sorted))
@@ -218,17 +247,19 @@ static int attach_cuda(se_neurons_t e, se_error *err) {
       sorted[2 * (size_t)e->n_stim + j] = e->stim_amplitude[order[j]];
     }
     size_t ns = (size_t)e->n_stim;
-    rc = upload(&d->lane_cell, lane_cell, (size_t)d->n_threads * sizeof(int64_t), err);
+    rc = se_neurons_cuda_upload(&d->lane_cell, lane_cell,
+                                (size_t)d->n_threads * sizeof(int64_t), err);
     if (rc == SE_OK)
-      rc = upload(&d->stim_ptr, stim_ptr, ((size_t)d->n_threads + 1) * sizeof(int64_t), err);
+      rc = se_neurons_cuda_upload(&d->stim_ptr, stim_ptr,
+                                  ((size_t)d->n_threads + 1) * sizeof(int64_t), err);
     if (rc == SE_OK)
-      rc = upload(&d->stim_comp, comp, ns * sizeof(int32_t), err);
+      rc = se_neurons_cuda_upload(&d->stim_comp, comp, ns * sizeof(int32_t), err);
     if (rc == SE_OK)
-      rc = upload(&d->stim_delay, sorted, ns * D, err);
+      rc = se_neurons_cuda_upload(&d->stim_delay, sorted, ns * D, err);
     if (rc == SE_OK)
-      rc = upload(&d->stim_duration, sorted + ns, ns * D, err);
+      rc = se_neurons_cuda_upload(&d->stim_duration, sorted + ns, ns * D, err);
     if (rc == SE_OK)
-      rc = upload(&d->stim_amplitude, sorted + 2 * ns, ns * D, err);
+      rc = se_neurons_cuda_upload(&d->stim_amplitude, sorted + 2 * ns, ns * D, err);
   }
   free(lane_cell);
   free(stim_ptr);
@@ -237,18 +268,54 @@ static int attach_cuda(se_neurons_t e, se_error *err) {
   free(sorted);
   SE_TRY(rc);
 
+  if (cd->kernel == SE_GPU_KERNEL_FUSED2)
+    SE_TRY(attach_stream(e, cd, err));
+  return SE_OK;
+}
+
+static int attach_cuda(se_neurons_t e, se_error *err) {
+  cuda_data *cd = NULL;
+  SE_CALLOC(err, cd, 1, "CUDA backend");
+  e->backend_data = cd;
+  cd->device = e->options.gpu_device;
+  SE_CUDA_CHECK(err, cudaSetDevice(cd->device));
+  SE_CUDA_CHECK(err, cudaStreamCreateWithFlags(&cd->compute, cudaStreamNonBlocking));
+  SE_CUDA_CHECK(err, cudaStreamCreateWithFlags(&cd->copy, cudaStreamNonBlocking));
+  SE_CUDA_CHECK(err, cudaEventCreateWithFlags(&cd->gathered, cudaEventDisableTiming));
+  SE_CUDA_CHECK(err, cudaEventCreateWithFlags(&cd->copied, cudaEventDisableTiming));
+
+  se_neurons_device *d = &cd->dev;
+  d->dt = e->dt;
+  d->inv_dt = 1.0 / e->dt;
+  d->q10 = e->q10;
+  d->threshold = e->spike_threshold;
+  cd->kernel = se_neurons_gpu_kernel(e);
+  if (cd->kernel == SE_GPU_KERNEL_BRANCH) {
+    SE_TRY(se_neurons_branch_create(e, cd->compute, d, &cd->branch, err));
+    if (getenv("SE_BRANCH_VERBOSE")) {
+      se_neurons_branch_stats st;
+      se_neurons_branch_get_stats(cd->branch, &st);
+      fprintf(stderr,
+              "branch: %lld cells in the branch plan (%d levels), %lld through EDD (from %lld "
+              "compartments), %lld slots, %lld padding\n",
+              (long long)st.branch_cells, st.levels, (long long)st.edd_cells,
+              (long long)se_neurons_edd_min_comp(e), (long long)st.slots, (long long)st.padding);
+    }
+  } else {
+    SE_TRY(attach_groups(e, cd, err));
+  }
   d->spike_capacity = e->n_cells * DRAIN_STEPS + 1024;
-  SE_CUDA_CHECK(err, cudaMalloc((void **)&d->v_root_before, ((size_t)d->n_threads + 1) * D));
+  SE_CUDA_CHECK(err, cudaMalloc((void **)&d->v_root_before,
+                                ((size_t)d->n_threads + 1) * sizeof(double)));
   SE_CUDA_CHECK(err, cudaMalloc((void **)&d->spike_count, sizeof *d->spike_count));
   SE_CUDA_CHECK(err, cudaMalloc((void **)&d->bad_cell, sizeof *d->bad_cell));
   SE_CUDA_CHECK(err, cudaMemset(d->spike_count, 0, sizeof *d->spike_count));
   SE_CUDA_CHECK(err, cudaMemset(d->bad_cell, 0, sizeof *d->bad_cell));
-  SE_CUDA_CHECK(err, cudaMalloc((void **)&d->spike_time, (size_t)d->spike_capacity * D));
+  SE_CUDA_CHECK(err,
+                cudaMalloc((void **)&d->spike_time, (size_t)d->spike_capacity * sizeof(double)));
   SE_CUDA_CHECK(err, cudaMalloc((void **)&d->spike_cell, (size_t)d->spike_capacity * sizeof(int64_t)));
   SE_CALLOC(err, cd->host_spike_time, d->spike_capacity, "spike staging");
   SE_CALLOC(err, cd->host_spike_cell, d->spike_capacity, "spike staging");
-  if (e->options.gpu_fused == 2)
-    SE_TRY(attach_stream(e, cd, err));
   return SE_OK;
 }
 
@@ -266,10 +333,14 @@ static void detach_cuda(se_neurons_t e) {
                            d->rhs,        d->lane_cell,    d->stim_ptr,    d->stim_comp,
                            d->stim_delay, d->stim_duration, d->stim_amplitude, d->v_root_before,
                            d->spike_count, d->spike_time,  d->spike_cell,  d->bad_cell,
-                           d->record_slot, d->record_buffer, d->stream};
+                           d->record_slot, d->record_buffer, d->stream,   d->slot_flags,
+                           d->slot_cell,  d->slot_a,       d->slot_c,      d->slot_d,
+                           d->slot_gna,   d->slot_gk,      d->slot_ena,    d->slot_ek,
+                           d->stim_slot,  d->stim_slot_ptr};
   for (size_t a = 0; a < sizeof buffers / sizeof buffers[0]; a++)
     cudaFree((void *)buffers[a]);
   cudaFreeHost(cd->pinned_frame);
+  se_neurons_branch_destroy(cd->branch);
   if (cd->compute)
     cudaStreamDestroy(cd->compute);
   if (cd->copy)
@@ -318,11 +389,14 @@ static int step_cuda(se_neurons_t e, se_error *err) {
   cuda_data *cd = e->backend_data;
   SE_CUDA_CHECK(err, cudaSetDevice(cd->device));
   cudaError_t rc;
-  if (e->options.gpu_fused == 2) {
+  if (cd->kernel == SE_GPU_KERNEL_BRANCH) {
+    SE_TRY(se_neurons_branch_step(cd->branch, &cd->dev, e->t, err));
+    rc = cudaSuccess;
+  } else if (cd->kernel == SE_GPU_KERNEL_FUSED2) {
     rc = se_neurons_cuda_step_stream(&cd->dev, e->t, cd->gates_pending, cd->stream_ahead,
                                      cd->stream_hints, cd->compute);
     cd->gates_pending = 1;
-  } else if (e->options.gpu_fused) {
+  } else if (cd->kernel == SE_GPU_KERNEL_FUSED) {
     rc = se_neurons_cuda_step_fused(&cd->dev, e->t, cd->compute);
   } else {
     rc = se_neurons_cuda_step_phases(&cd->dev, e->t, cd->compute);
@@ -346,7 +420,20 @@ static int record_begin_cuda(se_neurons_t e, se_error *err) {
     d->record_slot = NULL;
     d->record_buffer = NULL;
     cd->pinned_frame = NULL;
-    SE_TRY(upload(&d->record_slot, e->record_slot, (size_t)e->n_record * sizeof(int64_t), err));
+    if (cd->branch) { /* the recorded slots in the branch order */
+      int64_t *slot = malloc((size_t)e->n_record * sizeof *slot + 8);
+      if (!slot)
+        SE_FAIL(err, SE_ERR_NOMEM, "out of memory for %lld recorded slots", (long long)e->n_record);
+      for (int64_t k = 0; k < e->n_record; k++)
+        slot[k] = se_neurons_branch_slot(cd->branch, e->record_slot[k]);
+      int rc = se_neurons_cuda_upload(&d->record_slot, slot, (size_t)e->n_record * sizeof *slot,
+                                      err);
+      free(slot);
+      SE_TRY(rc);
+    } else {
+      SE_TRY(se_neurons_cuda_upload(&d->record_slot, e->record_slot,
+                                    (size_t)e->n_record * sizeof(int64_t), err));
+    }
     SE_CUDA_CHECK(err, cudaMalloc((void **)&d->record_buffer, (size_t)e->n_record * sizeof(double) + 8));
     SE_CUDA_CHECK(err, cudaMallocHost((void **)&cd->pinned_frame, (size_t)e->n_record * sizeof(double) + 8));
     d->n_record = e->n_record;
@@ -387,6 +474,8 @@ static int sync_state_cuda(se_neurons_t e, se_error *err) {
               cd->device, cudaGetErrorName(rc), cudaGetErrorString(rc));
     cd->gates_pending = 0;
   }
+  if (cd->branch)
+    return se_neurons_branch_download(cd->branch, d, e, err);
   SE_CUDA_CHECK(err, cudaStreamSynchronize(cd->compute));
   size_t bytes = (size_t)e->n_slots * sizeof(double);
   SE_CUDA_CHECK(err, cudaMemcpy(e->v, d->v, bytes, cudaMemcpyDeviceToHost));

@@ -42,11 +42,32 @@ typedef struct se_neurons_device {
   int32_t stream_rows;                       /* rows per lane whose y stays in shared memory */
   int32_t stream_slots;                      /* accumulator slots per lane in shared memory */
   int32_t stream_acc_global;                 /* 1: accumulators in rhs (too many slots) */
+  /* branch step (SE_GPU_KERNEL_BRANCH, cuda/neurons_branch.h): v, m, h, n, diag, rhs are in the
+   * branch order (the branch plan's slots, then each EDD cell's rows); the v-form system */
+  int64_t n_branch_slots;                    /* slots of the branch order, padding included */
+  const uint8_t *slot_flags;                 /* SE_SLOT_* of each slot */
+  const int32_t *slot_cell;                  /* local cell of each slot (read at soma slots) */
+  const double *slot_a, *slot_c, *slot_d;    /* C/dt, constant rhs g_pas e_pas (+ gl el), and
+                                                constant diagonal C/dt + d_axial + g_pas (+ gl) */
+  const double *slot_gna, *slot_gk, *slot_ena, *slot_ek; /* hh slots only */
+  int64_t n_stim_slots;                      /* slots with current clamps */
+  const int64_t *stim_slot;                  /* [n_stim_slots] the slot */
+  const int64_t *stim_slot_ptr;              /* [n_stim_slots + 1] its clamps (model order) in
+                                                stim_delay, stim_duration, stim_amplitude */
 } se_neurons_device;
+
+/* Flags of a slot of the branch order (padding slots have none). */
+#define SE_SLOT_USED 1u
+#define SE_SLOT_HH 2u
+#define SE_SLOT_SOMA 4u /* compartment 0 of its cell: spike detection */
 
 /* Threads per block of the streaming step; its dynamic shared memory is
  * (stream_rows + stream_slots) * SE_STREAM_THREADS * 8 bytes. */
 #define SE_STREAM_THREADS 32
+
+/* Copies `bytes` from host memory src to a new device buffer *(void **)dst_ptr (8 bytes when
+ * bytes is 0). Synchronous. */
+int se_neurons_cuda_upload(void *dst_ptr, const void *src, size_t bytes, se_error *err);
 
 /* One time step from time t: currents, assembly, Hines solve, gates, spikes, in one kernel. */
 cudaError_t se_neurons_cuda_step_fused(const se_neurons_device *d, double t, cudaStream_t stream);
@@ -72,6 +93,16 @@ cudaError_t se_neurons_cuda_stream_setup(size_t smem_bytes, int carveout_percent
 /* Resident blocks per multiprocessor of the streaming kernel with smem_bytes per block. */
 cudaError_t se_neurons_cuda_stream_occupancy(int ahead, int hints, size_t smem_bytes,
                                              int *blocks_per_sm);
+
+/* Branch step, before the solve: each slot's row of the v-form system (docs/gpu.md "v-form")
+ * into diag and rhs, then the current clamps on at t + dt/2. One thread per slot. */
+cudaError_t se_neurons_cuda_branch_assemble(const se_neurons_device *d, double t,
+                                            cudaStream_t stream);
+
+/* Branch step, after the solve (rhs = v^{n+1}): v = rhs, gates at v^{n+1}, spikes (interpolated
+ * crossing at each cell's soma) and non-finite somata. One thread per slot. */
+cudaError_t se_neurons_cuda_branch_update(const se_neurons_device *d, double t,
+                                          cudaStream_t stream);
 
 /* record_buffer[k] = v[record_slot[k]]. */
 cudaError_t se_neurons_cuda_gather(const se_neurons_device *d, cudaStream_t stream);

@@ -461,6 +461,72 @@ __global__ void stream_finish(const se_neurons_device d) {
   }
 }
 
+// ---- branch step (SE_GPU_KERNEL_BRANCH; cuda/neurons_branch.h, docs/gpu.md) ---------------------
+// Per-slot kernels around the branch-level (and EDD) solves; the v-form row as in fused2
+// (se_stream_hh with the gates current, se_stream_eliminate's b = a v + c + bx), with no
+// neighbour access.
+
+__global__ void branch_assemble(const se_neurons_device d) {
+  const int64_t s = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (s >= d.n_branch_slots)
+    return;
+  const uint8_t fl = d.slot_flags[s];
+  if (!(fl & SE_SLOT_USED))
+    return;
+  const double v = d.v[s];
+  double bx = 0.0, dg = 0.0;
+  if (fl & SE_SLOT_HH) {
+    double m = d.m[s], h = d.h[s], n = d.n[s];
+    se_stream_hh(v, &m, &h, &n, 0, d.dt, d.q10, d.slot_gna[s], d.slot_gk[s], d.slot_ena[s],
+                 d.slot_ek[s], &bx, &dg);
+  }
+  d.rhs[s] = d.slot_a[s] * v + d.slot_c[s] + bx;
+  d.diag[s] = d.slot_d[s] + dg;
+}
+
+__global__ void branch_clamps(const se_neurons_device d, double t_now) {
+  const int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (q >= d.n_stim_slots)
+    return;
+  const double t_mid = t_now + 0.5 * d.dt;
+  const int64_t s = d.stim_slot[q];
+  double r = d.rhs[s];
+  for (int64_t k = d.stim_slot_ptr[q]; k < d.stim_slot_ptr[q + 1]; k++)
+    if (se_iclamp_on(t_mid, d.stim_delay[k], d.stim_duration[k]))
+      r += d.stim_amplitude[k];
+  d.rhs[s] = r;
+}
+
+__global__ void branch_update(const se_neurons_device d, double t_now) {
+  const int64_t s = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (s >= d.n_branch_slots)
+    return;
+  const uint8_t fl = d.slot_flags[s];
+  if (!(fl & SE_SLOT_USED))
+    return;
+  const double after = d.rhs[s];
+  if (fl & SE_SLOT_SOMA) {
+    const double before = d.v[s];
+    const int64_t cell = d.slot_cell[s];
+    if (!isfinite(after))
+      atomicCAS(d.bad_cell, 0ULL, (unsigned long long)(cell + 1));
+    if (before < d.threshold && d.threshold <= after) {
+      const unsigned long long k = atomicAdd(d.spike_count, 1ULL);
+      if (k < (unsigned long long)d.spike_capacity) {
+        d.spike_time[k] = se_spike_time(t_now, d.dt, d.threshold, before, after);
+        d.spike_cell[k] = cell;
+      }
+    }
+  }
+  d.v[s] = after;
+  if (fl & SE_SLOT_HH) {
+    const se_hh_rates q = se_hh_rates_at(after, d.q10);
+    d.m[s] = se_hh_cnexp(d.m[s], q.minf, q.mtau, d.dt);
+    d.h[s] = se_hh_cnexp(d.h[s], q.hinf, q.htau, d.dt);
+    d.n[s] = se_hh_cnexp(d.n[s], q.ninf, q.ntau, d.dt);
+  }
+}
+
 template <int P, int Ahead, bool Hints>
 void launch_stream(const se_neurons_device *d, double t, int update, cudaStream_t stream) {
   const size_t smem = (size_t)(d->stream_rows + d->stream_slots) * SE_STREAM_THREADS *
@@ -496,6 +562,22 @@ extern "C" cudaError_t se_neurons_cuda_step_phases(const se_neurons_device *d, d
     step_solve<<<blocks_for(d->n_threads), kThreads, 0, stream>>>(*d);
     step_update<<<blocks_for(d->n_threads), kThreads, 0, stream>>>(*d, t);
   }
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t se_neurons_cuda_branch_assemble(const se_neurons_device *d, double t,
+                                                       cudaStream_t stream) {
+  if (d->n_branch_slots > 0)
+    branch_assemble<<<blocks_for(d->n_branch_slots), kThreads, 0, stream>>>(*d);
+  if (d->n_stim_slots > 0)
+    branch_clamps<<<blocks_for(d->n_stim_slots), kThreads, 0, stream>>>(*d, t);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t se_neurons_cuda_branch_update(const se_neurons_device *d, double t,
+                                                     cudaStream_t stream) {
+  if (d->n_branch_slots > 0)
+    branch_update<<<blocks_for(d->n_branch_slots), kThreads, 0, stream>>>(*d, t);
   return cudaGetLastError();
 }
 

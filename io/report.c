@@ -698,3 +698,5 @@ int se_report_close(se_report_t r, int success, se_error *err) {
   rc = se_error_agree(r->comm, r->rank, rc, err);
   return free_report(r, rc, err);
 }
+
+hid_t se_report_file(se_report_t r) { return r ? r->file : H5I_INVALID_HID; }

@@ -4,6 +4,7 @@
 #ifndef SE_REPORT_H
 #define SE_REPORT_H
 
+#include <hdf5.h>
 #include <mpi.h>
 #include <stdint.h>
 
@@ -47,6 +48,11 @@ int se_report_write_spikes(se_report_t report, int64_t n_local, const double *ti
 int se_report_meta_string(se_report_t report, const char *name, const char *value, se_error *err);
 int se_report_meta_int(se_report_t report, const char *name, int64_t value, se_error *err);
 int se_report_meta_double(se_report_t report, const char *name, double value, se_error *err);
+
+/* The open HDF5 file (the MPI-IO driver on the report's communicator), for writers of further
+ * groups such as /simengine/balance (io/balance_history.h); valid until se_report_close. Not
+ * collective. */
+hid_t se_report_file(se_report_t report);
 
 /* Writes the buffered frames, closes the file and renames "<path>.tmp" to path when success is
  * non-zero; removes "<path>.tmp" otherwise. Collective over comm. Frees report. */

@@ -216,6 +216,23 @@ void se_balance_interval(const se_balance *b, int w, int64_t *first, int64_t *la
   *last = start + b->counts[w] - 1;
 }
 
+int se_balance_set_counts(se_balance *b, const int64_t *counts, se_error *err) {
+  int64_t total = 0;
+  for (int w = 0; w < b->workers; w++) {
+    if (counts[w] < 1 || (b->capacity[w] >= 0 && counts[w] > b->capacity[w]))
+      SE_FAIL(err, SE_ERR_ARG, "balancer: worker %d cannot hold %lld items (at least 1%s)", w,
+              (long long)counts[w], b->capacity[w] >= 0 ? ", at most its cap" : "");
+    total += counts[w];
+  }
+  if (total != b->items)
+    SE_FAIL(err, SE_ERR_ARG, "balancer: the counts add up to %lld items, not %lld",
+            (long long)total, (long long)b->items);
+  memcpy(b->counts, counts, (size_t)b->workers * sizeof *counts);
+  if (b->iteration == 0)
+    memcpy(b->best_counts, counts, (size_t)b->workers * sizeof *counts);
+  return SE_OK;
+}
+
 int se_balance_update(se_balance *b, const double *times, se_error *err) {
   double wall = 0.0;
   for (int w = 0; w < b->workers; w++) {

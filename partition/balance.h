@@ -52,6 +52,12 @@ void se_balance_free(se_balance *b);
 /* The interval of worker w in the current configuration: items first..last (0-based, inclusive). */
 void se_balance_interval(const se_balance *b, int w, int64_t *first, int64_t *last);
 
+/* Replaces the current configuration by counts[W] (each >= 1 and within its cap, summing to the
+ * items): for a caller that starts from its own split, or that keeps its configuration when a
+ * move would not pay back. The best configuration and the rollback schedule are unchanged (before
+ * the first update the best is counts). SE_ERR_ARG naming the offending count otherwise. */
+int se_balance_set_counts(se_balance *b, const int64_t *counts, se_error *err);
+
 /* Records one iteration run with the current configuration, times[w] seconds per worker (finite,
  * >= 0), and moves to the next configuration: the best one seen is kept; after max_iterations
  * updates the current configuration becomes the best one and stays (rollback). Once frozen,

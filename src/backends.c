@@ -3,6 +3,7 @@
 #include "se_error.h"
 
 #ifdef SIMENGINE_HAVE_CUDA
+#include "neurons_branch.h"
 #include "se_cuda.h"
 extern const se_neurons_backend se_neurons_backend_cuda;
 #endif
@@ -51,5 +52,28 @@ int se_gpu_copy_bandwidth(int device, size_t bytes, double *bytes_per_second, se
 #else
   SE_FAIL(err, SE_ERR_UNSUPPORTED, "no CUDA backend in this build (device %d, %zu bytes)", device,
           bytes);
+#endif
+}
+
+int se_gpu_memory(int device, size_t *free_bytes, size_t *total_bytes, se_error *err) {
+#ifdef SIMENGINE_HAVE_CUDA
+  SE_CUDA_CHECK(err, cudaSetDevice(device));
+  SE_CUDA_CHECK(err, cudaMemGetInfo(free_bytes, total_bytes));
+  return SE_OK;
+#else
+  *free_bytes = *total_bytes = 0;
+  SE_FAIL(err, SE_ERR_UNSUPPORTED, "no CUDA backend in this build (device %d)", device);
+#endif
+}
+
+const char *se_neurons_step_name(se_neurons_t engine) {
+  if (engine->backend == &se_neurons_backend_cpu)
+    return "cpu";
+#ifdef SIMENGINE_HAVE_CUDA
+  static const char *const names[] = {"phases", "fused", "fused2", "branch"};
+  int k = se_neurons_gpu_kernel(engine);
+  return k >= 0 && k < 4 ? names[k] : "unknown";
+#else
+  return "unknown";
 #endif
 }

@@ -1,6 +1,7 @@
 /* simengine-bench step: whole time steps (currents, assembly, Hines solve, gates, spikes) of the
- * engine on the CPU (all threads) and on the GPU (fused and three-kernel), per compartment-step,
- * next to the step's byte floor and the measured copy bandwidths. */
+ * engine on the CPU (all threads) and on the GPU (fused, three-kernel, fused2, branch), per
+ * compartment-step, next to the step's byte floor and the measured copy bandwidths: populations
+ * of one synthetic class, a mixed population (every cell its own shape) and one huge cell. */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 
 #include "bench.h"
 #include "neurons_impl.h"
+#include "swc.h"
 
 static const char *usage =
     "Usage: simengine-bench step [options]\n"
@@ -24,7 +26,15 @@ static const char *usage =
     "  --neurons N      cells per population (default 25600)\n"
     "  --steps N        timed steps (default 40)\n"
     "  --cpu 0|1        include the CPU backend (default 1)\n"
-    "  --csv FILE       also write the rows as CSV\n";
+    "  --csv FILE       also write the rows as CSV\n"
+    "  --mixed N        then a mixed population of N cells, every cell its own shape (cell i:\n"
+    "                   class i %% 6, seed 1 + i / 6), on the CPU, fused2 and branch (default\n"
+    "                   25600; 0: none)\n"
+    "  --huge-swc FILE  then one huge cell, this SWC refined by --huge-max-length, on the CPU,\n"
+    "                   one GPU thread (fused, width 1), the branch plan alone and EDD (default\n"
+    "                   data/morphologies/EC2-609291-4.CNG.swc; \"\": none)\n"
+    "  --huge-max-length UM   longest compartment of the huge cell (default 0.5)\n"
+    "  --huge-steps N   timed steps of the huge cell (default 10)\n";
 
 /* Bytes a step must move at least: state once in and out, constants once. */
 static double floor_bytes(const se_neuron_model *m, se_neurons_t e) {
@@ -54,20 +64,130 @@ static double time_steps(se_neurons_t e, int steps, se_error *err) {
   return (omp_get_wtime() - t0) / steps;
 }
 
+/* One backend variant of a row: name, backend, gpu kernel, EDD threshold (0: the default). */
+typedef struct variant {
+  const char *name;
+  se_backend_kind backend;
+  int kernel, width;
+  int64_t edd_min_comp;
+} variant;
+
+/* Times `steps` steps of model's cells under each variant and prints (and writes to csv) one row
+ * per variant. Returns 0 or 1 (message printed). */
+static int bench_rows(const char *label, const se_neuron_model *model, const variant *vs, int nv,
+                      int steps, double gpu_bw, FILE *csv) {
+  double n_comp = 0.0;
+  for (int64_t c = 0; c < model->n_cells; c++) {
+    int32_t mo = model->cell_morphology[c];
+    n_comp += (double)(model->morph_offsets[mo + 1] - model->morph_offsets[mo]);
+  }
+  for (int k = 0; k < nv; k++) {
+    se_error err = {0};
+    se_neurons_options opt = se_neurons_default_options();
+    opt.backend = vs[k].backend;
+    opt.interleave_width = vs[k].width;
+    opt.gpu_fused = vs[k].kernel;
+    opt.gpu_edd_min_comp = vs[k].edd_min_comp;
+    const double bw = vs[k].backend == SE_BACKEND_CUDA ? gpu_bw : 0.0;
+    se_neurons_t e = NULL;
+    double per_step = -1.0;
+    if (se_neurons_create(model, 0, model->n_cells, &opt, &e, &err) == SE_OK)
+      per_step = time_steps(e, steps, &err);
+    if (per_step < 0.0) {
+      fprintf(stderr, "simengine-bench step: %s\n", err.message);
+      se_neurons_destroy(e);
+      return 1;
+    }
+    double fb = floor_bytes(model, e), ns = 1e9 * per_step / n_comp;
+    double floor_ns = bw > 0.0 ? 1e9 * fb / bw / n_comp : 0.0;
+    char ratio[32] = "-";
+    if (bw > 0.0)
+      snprintf(ratio, sizeof ratio, "%.2f", ns / floor_ns);
+    printf("%-11s %8lld %11.0f %-14s | %10.4f %9.4f %9s\n", label, (long long)model->n_cells,
+           n_comp, vs[k].name, ns, floor_ns, ratio);
+    if (csv)
+      fprintf(csv, "%s,%lld,%.0f,%s,%.5f,%.2f,%.1f,%.3f\n", label, (long long)model->n_cells,
+              n_comp, vs[k].name, ns, fb / n_comp, bw / 1e9, bw > 0.0 ? ns / floor_ns : 0.0);
+    fflush(stdout);
+    se_neurons_destroy(e);
+  }
+  return 0;
+}
+
+/* A model of n cells, cell i of class i % 6 with seed 1 + i / 6 (every cell its own shape), with
+ * se_bench_model's biophysics and run. */
+static int mixed_model(int64_t n, se_neuron_model *model, se_error *err) {
+  static const char *const cls[6] = {"small-low",  "small-high", "medium-low",
+                                     "medium-high", "big-low",   "big-high"};
+  se_morphology *mo = calloc((size_t)n, sizeof *mo);
+  int64_t *copies = calloc((size_t)n, sizeof *copies);
+  se_neuron_model one;
+  se_neuron_model_init(&one);
+  int rc = mo && copies ? SE_OK
+                        : se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
+                                       "out of memory for %lld morphologies", (long long)n);
+  for (int64_t i = 0; rc == SE_OK && i < n; i++) {
+    copies[i] = 1;
+    rc = se_morphology_synthetic(cls[i % 6], 1 + (uint64_t)(i / 6), &mo[i], err);
+  }
+  /* the run and biophysics of se_bench_model (the classes share their regions) */
+  if (rc == SE_OK)
+    rc = se_bench_model(&mo[0], 1, &one, err);
+  if (rc == SE_OK) {
+    se_neuron_model_init(model);
+    model->dt = one.dt;
+    model->tstop = one.tstop;
+    rc = se_neuron_model_set_cells(model, (int32_t)n, mo, copies, err);
+  }
+  if (rc == SE_OK) {
+    model->bio = one.bio;
+    memset(&one.bio, 0, sizeof one.bio);
+    rc = se_neuron_model_validate(model, "mixed benchmark model", err);
+  }
+  se_neuron_model_free(&one);
+  for (int64_t i = 0; mo && i < n; i++)
+    se_morphology_free(&mo[i]);
+  free(mo);
+  free(copies);
+  return rc;
+}
+
+/* A model of one cell: the SWC refined to max_length, se_bench_model's biophysics. */
+static int huge_model(const char *path, double max_length, se_neuron_model *model, se_error *err) {
+  se_biophysics bio = {0};
+  SE_TRY(se_biophysics_alloc(&bio, 8, err));
+  se_biophysics_set_prep_defaults(&bio);
+  se_discretization disc = se_discretization_default();
+  disc.max_length = max_length;
+  se_morphology mo = {0};
+  int rc = se_swc_load(path, &disc, &bio, &mo, err);
+  se_biophysics_free(&bio);
+  if (rc == SE_OK)
+    rc = se_bench_model(&mo, 1, model, err);
+  se_morphology_free(&mo);
+  return rc;
+}
+
 int se_bench_step(int argc, char **argv) {
   const char *classes = "small-low,small-high,medium-low,medium-high,big-low,big-high";
-  const char *csv_path = NULL;
-  long long neurons = 25600, steps = 40, with_cpu = 1;
+  const char *csv_path = NULL, *huge_swc = "data/morphologies/EC2-609291-4.CNG.swc";
+  long long neurons = 25600, steps = 40, with_cpu = 1, mixed = 25600, huge_steps = 10;
+  double huge_max_length = 0.5;
   const se_bench_opt opts[] = {{"--classes", SE_BENCH_STRING, &classes},
                                {"--neurons", SE_BENCH_INT, &neurons},
                                {"--steps", SE_BENCH_INT, &steps},
                                {"--cpu", SE_BENCH_INT, &with_cpu},
-                               {"--csv", SE_BENCH_STRING, &csv_path}};
+                               {"--csv", SE_BENCH_STRING, &csv_path},
+                               {"--mixed", SE_BENCH_INT, &mixed},
+                               {"--huge-swc", SE_BENCH_STRING, &huge_swc},
+                               {"--huge-max-length", SE_BENCH_DOUBLE, &huge_max_length},
+                               {"--huge-steps", SE_BENCH_INT, &huge_steps}};
   int parsed = se_bench_parse(argc, argv, "step", usage, opts, sizeof opts / sizeof opts[0]);
   if (parsed >= 0)
     return parsed;
-  if (neurons < 1 || steps < 1) {
-    fprintf(stderr, "simengine-bench step: --neurons and --steps must be positive\n");
+  if (neurons < 1 || steps < 1 || mixed < 0 || huge_steps < 1 || huge_max_length < 0.0) {
+    fprintf(stderr, "simengine-bench step: --neurons, --steps and --huge-steps must be positive, "
+                    "--mixed and --huge-max-length not negative\n");
     return 2;
   }
   se_error err = {0};
@@ -94,6 +214,21 @@ int se_bench_step(int argc, char **argv) {
   if (csv)
     fprintf(csv, "class,neurons,compartments,backend,ns_per_comp_step,floor_bytes_per_comp,"
                  "copy_GBps,times_floor\n");
+  const se_backend_kind C = SE_BACKEND_CPU, G = SE_BACKEND_CUDA;
+  /* the CPU row first when asked, GPU rows only with a GPU */
+  const int first = with_cpu ? 0 : 1, last = gpus > 0 ? -1 : 1;
+  const variant per_class[] = {{"cpu", C, SE_GPU_KERNEL_FUSED, 8, 0},
+                               {"cuda fused", G, SE_GPU_KERNEL_FUSED, 32, 0},
+                               {"cuda phases", G, SE_GPU_KERNEL_PHASES, 32, 0},
+                               {"cuda fused2", G, SE_GPU_KERNEL_FUSED2, 32, 0}};
+  const variant per_mixed[] = {{"cpu", C, SE_GPU_KERNEL_FUSED, 8, 0},
+                               {"cuda fused2", G, SE_GPU_KERNEL_FUSED2, 32, 0},
+                               {"cuda branch", G, SE_GPU_KERNEL_BRANCH, 32, 0}};
+  const variant per_huge[] = {{"cpu", C, SE_GPU_KERNEL_FUSED, 1, 0},
+                              {"cuda 1 thread", G, SE_GPU_KERNEL_FUSED, 1, 0},
+                              {"cuda branch", G, SE_GPU_KERNEL_BRANCH, 32, INT64_MAX},
+                              {"cuda edd", G, SE_GPU_KERNEL_BRANCH, 32, 0}};
+#define SE_VARIANTS(a) (a) + first, (last < 0 ? (int)(sizeof(a) / sizeof((a)[0])) : last) - first
   char *list = strdup(classes), *save = NULL;
   int rc = 0;
   for (char *cls = strtok_r(list, ",", &save); cls && !rc; cls = strtok_r(NULL, ",", &save)) {
@@ -105,44 +240,30 @@ int se_bench_step(int argc, char **argv) {
       rc = 1;
       break;
     }
-    double comps = (double)neurons * mo.n_compartments;
-    for (int variant = with_cpu ? 0 : 1; variant < (gpus > 0 ? 4 : 1) && !rc; variant++) {
-      se_neurons_options opt = se_neurons_default_options();
-      const char *name = "cpu";
-      double bw = 0.0;
-      if (variant > 0) {
-        opt.backend = SE_BACKEND_CUDA;
-        opt.interleave_width = 32;
-        opt.gpu_fused = variant == 3 ? 2 : variant == 1;
-        name = variant == 1 ? "cuda fused" : variant == 2 ? "cuda phases" : "cuda fused2";
-        bw = gpu_bw;
-      }
-      se_neurons_t e = NULL;
-      double per_step = -1.0;
-      if (se_neurons_create(&model, 0, neurons, &opt, &e, &err) == SE_OK)
-        per_step = time_steps(e, (int)steps, &err);
-      if (per_step < 0.0) {
-        fprintf(stderr, "simengine-bench step: %s\n", err.message);
-        rc = 1;
-      } else {
-        double fb = floor_bytes(&model, e), ns = 1e9 * per_step / comps;
-        double floor_ns = bw > 0.0 ? 1e9 * fb / bw / comps : 0.0;
-        char ratio[32] = "-";
-        if (bw > 0.0)
-          snprintf(ratio, sizeof ratio, "%.2f", ns / floor_ns);
-        printf("%-11s %8lld %11.0f %-14s | %10.4f %9.4f %9s\n", cls, neurons, comps, name, ns,
-               floor_ns, ratio);
-        if (csv)
-          fprintf(csv, "%s,%lld,%.0f,%s,%.5f,%.2f,%.1f,%.3f\n", cls, neurons, comps, name, ns,
-                  fb / comps, bw / 1e9, bw > 0.0 ? ns / floor_ns : 0.0);
-        fflush(stdout);
-      }
-      se_neurons_destroy(e);
-    }
+    rc = bench_rows(cls, &model, SE_VARIANTS(per_class), (int)steps, gpu_bw, csv);
     se_neuron_model_free(&model);
     se_morphology_free(&mo);
   }
   free(list);
+  if (!rc && mixed > 0) {
+    se_neuron_model model;
+    rc = mixed_model(mixed, &model, &err);
+    if (rc)
+      fprintf(stderr, "simengine-bench step: %s\n", err.message);
+    else
+      rc = bench_rows("mixed", &model, SE_VARIANTS(per_mixed), (int)steps, gpu_bw, csv);
+    se_neuron_model_free(&model);
+  }
+  if (!rc && huge_swc[0]) {
+    se_neuron_model model;
+    rc = huge_model(huge_swc, huge_max_length, &model, &err);
+    if (rc)
+      fprintf(stderr, "simengine-bench step: %s\n", err.message);
+    else
+      rc = bench_rows("huge", &model, SE_VARIANTS(per_huge), (int)huge_steps, gpu_bw, csv);
+    se_neuron_model_free(&model);
+  }
+#undef SE_VARIANTS
   if (csv)
     fclose(csv);
   return rc;

@@ -11,7 +11,7 @@
 se_neurons_options se_neurons_default_options(void) {
   se_neurons_options o = {
       .layout = SE_LAYOUT_INTERLEAVED, .interleave_width = 8, .backend = SE_BACKEND_CPU,
-      .gpu_device = 0, .gpu_fused = 1};
+      .gpu_device = 0, .gpu_fused = SE_GPU_KERNEL_AUTO};
   return o;
 }
 
@@ -328,3 +328,53 @@ void se_neurons_destroy(se_neurons_t e) {
     free(arrays[a]);
   free(e);
 }
+
+/* ---- moving cells between engines (docs/balance.md) ---------------------------------------- */
+
+/* Compartments of owned cell c. */
+static int32_t cell_compartments(const struct se_neurons *e, int64_t c) {
+  return e->groups[e->cell_group[c]].n_comp;
+}
+
+int64_t se_neurons_state_size(se_neurons_t e, int64_t first, int64_t count) {
+  int64_t n = 0;
+  for (int64_t c = first; c < first + count; c++)
+    n += 4 * (int64_t)cell_compartments(e, c);
+  return n;
+}
+
+int se_neurons_export_state(se_neurons_t e, int64_t first, int64_t count, double *state,
+                            se_error *err) {
+  if (first < 0 || count < 0 || first + count > e->n_cells)
+    SE_FAIL(err, SE_ERR_ARG, "cells [%lld, %lld) are not within the engine's %lld cells",
+            (long long)first, (long long)(first + count), (long long)e->n_cells);
+  SE_TRY(e->backend->sync_state(e, err));
+  const double *arrays[4] = {e->v, e->m, e->h, e->n};
+  for (int64_t c = first; c < first + count; c++) {
+    const int32_t nc = cell_compartments(e, c);
+    for (int a = 0; a < 4; a++)
+      for (int32_t i = 0; i < nc; i++)
+        *state++ = arrays[a][se_neurons_slot(e, c, i)];
+  }
+  return SE_OK;
+}
+
+int se_neurons_import_state(se_neurons_t e, int64_t steps_taken, const double *state,
+                            se_error *err) {
+  if (steps_taken < 0)
+    SE_FAIL(err, SE_ERR_ARG, "step count %lld is negative", (long long)steps_taken);
+  SE_TRY(e->backend->collect_spikes(e, err));
+  double *arrays[4] = {e->v, e->m, e->h, e->n};
+  for (int64_t c = 0; c < e->n_cells; c++) {
+    const int32_t nc = cell_compartments(e, c);
+    for (int a = 0; a < 4; a++)
+      for (int32_t i = 0; i < nc; i++)
+        arrays[a][se_neurons_slot(e, c, i)] = *state++;
+  }
+  e->steps_taken = steps_taken;
+  e->t = (double)steps_taken * e->dt;
+  e->backend->detach(e);
+  return e->backend->attach(e, err);
+}
+
+int64_t se_neurons_steps_taken(se_neurons_t e) { return e->steps_taken; }

@@ -1,52 +1,80 @@
 #!/usr/bin/env bash
-# GPU agreement (issue 3): the CUDA backend, fused, three-kernel and streaming (fused2), against
-# the CPU path over a 100 ms HH run of a mixed population: the six synthetic classes and every
-# real morphology of data/morphologies, all compartments recorded in float64. Voltages within
-# 1e-6 mV, identical spike counts, spike times within 1e-6 ms. fused2 also runs with its other
-# code paths forced (docs/gpu.md: y spilled to global memory below the last 5 rows, accumulators
-# in global memory, two chunks of loads ahead, no L2 hints). Skips (77) without a GPU.
+# GPU agreement (issue 3): the CUDA backend (fused, three-kernel, streaming fused2, branch with EDD
+# for huge cells, auto) against the CPU path over 100 ms HH runs, all compartments recorded in
+# float64: voltages within 1e-6 mV, identical spike counts, spike times within 1e-6 ms. Inputs:
+#   mix:      the six synthetic classes (40 cells each) and every real morphology of
+#             data/morphologies (3 cells each);
+#   distinct: every cell its own shape (each SWC once, four seeds of each class);
+#   huge:     EC2-609291-4 and c91662 refined to 1 um compartments (43 520 and 15 422: through
+#             EDD), with a small cell beside them (through the branch plan).
+# fused2 also runs with its other code paths forced (docs/gpu.md: y spilled to global memory
+# below the last 5 rows, accumulators in global memory, two chunks of loads ahead, no L2 hints);
+# branch also with EDD for every cell of 300+ compartments. Skips (77) without a GPU.
 # SE_E2E_GPU_RUNS (optional) picks a subset of the GPU runs by name (default: all of them).
-# The CPU reference runs beside the GPU runs, and each comparison as soon as its run is done.
+# Each input's CPU reference runs beside the GPU runs, and each comparison as soon as its run is
+# done.
 set -euo pipefail
 bin="$SE_BUILD_DIR/src"; src="$SE_SOURCE_DIR"
 if ! "$bin/simengine" --version | grep -q "CUDA devices visible: [1-9]"; then
   echo "skipped: no GPU"; exit 77
 fi
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-args=()
-for f in "$src"/data/morphologies/*.swc; do args+=(--swc "$f:3"); done
-for c in small-low small-high medium-low medium-high big-low big-high; do args+=(--class "$c:40"); done
-"$bin/simengine-prep" neurons -o "$work/in.h5" "${args[@]}" --iclamp-all 5:90:0.5 --tstop 100 \
-  --record all --record-dtype float64 --record-every 4 | tail -3
+M="$src/data/morphologies"
+prep() { "$bin/simengine-prep" neurons -o "$work/$1.h5" "${@:2}" --tstop 100 --record all \
+           --record-dtype float64 | tail -2; }
 run() { "$MPIEXEC" --oversubscribe -n "$1" "$bin/simengine" -q "${@:2}"; }
+input_of() {
+  case "$1" in distinct*) echo distinct ;; huge*) echo huge ;; *) echo mix ;; esac
+}
 gpu_run() {
-  local out="$work/$1.h5"
+  local out="$work/$1.h5" in="$work/$(input_of "$1").h5"
   case "$1" in
-    fused) run 1 "$work/in.h5" -o "$out" --gpus 1 ;;
-    phases) run 1 "$work/in.h5" -o "$out" --gpus 1 --gpu-kernel phases ;;
-    fused8) run 1 "$work/in.h5" -o "$out" --gpus 1 --width 8 ;;
-    fused2r) run 2 "$work/in.h5" -o "$out" --gpus 1 ;;
-    stream) run 1 "$work/in.h5" -o "$out" --gpus 1 --gpu-kernel fused2 ;;
-    stream8) run 1 "$work/in.h5" -o "$out" --gpus 1 --gpu-kernel fused2 --width 8 ;;
-    stream2r) run 2 "$work/in.h5" -o "$out" --gpus 1 --gpu-kernel fused2 ;;
+    fused) run 1 "$in" -o "$out" --gpus 1 --gpu-kernel fused ;;
+    phases) run 1 "$in" -o "$out" --gpus 1 --gpu-kernel phases ;;
+    fused8) run 1 "$in" -o "$out" --gpus 1 --gpu-kernel fused --width 8 ;;
+    fused2r) run 2 "$in" -o "$out" --gpus 1 --gpu-kernel fused ;;
+    stream) run 1 "$in" -o "$out" --gpus 1 --gpu-kernel fused2 ;;
+    stream8) run 1 "$in" -o "$out" --gpus 1 --gpu-kernel fused2 --width 8 ;;
+    stream2r) run 2 "$in" -o "$out" --gpus 1 --gpu-kernel fused2 ;;
     streamg) SE_STREAM_ROWS=5 SE_STREAM_ACC=rhs SE_STREAM_AHEAD=2 SE_STREAM_HINTS=0 \
-               run 1 "$work/in.h5" -o "$out" --gpus 1 --gpu-kernel fused2 ;;
+               run 1 "$in" -o "$out" --gpus 1 --gpu-kernel fused2 ;;
+    branch) run 1 "$in" -o "$out" --gpus 1 --gpu-kernel branch ;;
+    branch2r) run 2 "$in" -o "$out" --gpus 1 --gpu-kernel branch ;;
+    branchedd) SE_EDD_MIN_COMP=300 run 1 "$in" -o "$out" --gpus 1 --gpu-kernel branch ;;
+    distinct) SE_BRANCH_VERBOSE=1 run 1 "$in" -o "$out" --gpus 1 --gpu-kernel auto ;;
+    huge) SE_BRANCH_VERBOSE=1 run 1 "$in" -o "$out" --gpus 1 --gpu-kernel auto ;;
     *) echo "unknown GPU run '$1'"; return 1 ;;
   esac
 }
-runs=${SE_E2E_GPU_RUNS:-fused phases fused8 fused2r stream stream8 stream2r streamg}
-run 1 "$work/in.h5" -o "$work/cpu.h5" --gpus 0 &
-cpu=$!
-declare -A cmp=()
-cpu_done=0
+runs=${SE_E2E_GPU_RUNS:-fused phases fused8 fused2r stream stream8 stream2r streamg branch branch2r branchedd distinct huge}
+declare -A need=() cpu=()
+for f in $runs; do need[$(input_of "$f")]=1; done
+args=()
+for f in "$M"/*.swc; do args+=(--swc "$f:3"); done
+for c in small-low small-high medium-low medium-high big-low big-high; do args+=(--class "$c:40"); done
+[ -z "${need[mix]:-}" ] || prep mix "${args[@]}" --iclamp-all 5:90:0.5 --record-every 4
+args=()
+for f in "$M"/*.swc; do args+=(--swc "$f:1"); done
+for k in 1 2 3 4; do
+  for c in small-low small-high medium-low medium-high big-low big-high; do args+=(--class "$c:1"); done
+done
+[ -z "${need[distinct]:-}" ] || prep distinct "${args[@]}" --seed 7 --iclamp-all 5:90:0.5 --record-every 4
+[ -z "${need[huge]:-}" ] || prep huge --swc "$M/EC2-609291-4.CNG.swc" --swc "$M/c91662.swc" \
+  --class small-low:1 --max-length 1 --iclamp-all 5:90:0.5 --iclamp 0:0:5:90:8 \
+  --iclamp 1:0:5:90:3 --record-every 40
+for i in "${!need[@]}"; do
+  run 1 "$work/$i.h5" -o "$work/cpu_$i.h5" --gpus 0 &
+  cpu[$i]=$!
+done
+declare -A cmp=() done_cpu=()
 for f in $runs; do
   gpu_run "$f"
-  if [ "$cpu_done" -eq 0 ]; then wait "$cpu"; cpu_done=1; fi
-  ( "$SE_BUILD_DIR/tests/compare_outputs" "$work/cpu.h5" "$work/$f.h5" 1e-6 1e-6 > "$work/$f.txt" 2>&1
+  i=$(input_of "$f")
+  if [ -z "${done_cpu[$i]:-}" ]; then wait "${cpu[$i]}"; done_cpu[$i]=1; fi
+  ( "$SE_BUILD_DIR/tests/compare_outputs" "$work/cpu_$i.h5" "$work/$f.h5" 1e-6 1e-6 > "$work/$f.txt" 2>&1
     rc=$?; rm -f "$work/$f.h5"; exit $rc ) &
   cmp[$f]=$!
 done
-if [ "$cpu_done" -eq 0 ]; then wait "$cpu"; fi
 pass=0; fail=0
 for f in $runs; do
   if wait "${cmp[$f]}"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAILED: $f"; fi

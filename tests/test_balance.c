@@ -204,6 +204,35 @@ static void test_capacity(se_test_state *st) {
   se_balance_free(&b);
 }
 
+/* se_balance_set_counts: accepted counts become the configuration (and the best one before any
+ * update); counts below 1, above a cap or with the wrong total are refused and change nothing. */
+static void test_set_counts(se_test_state *st) {
+  se_balance b;
+  se_error err = {0};
+  const int64_t cap[3] = {-1, 300, 250};
+  SE_EXPECT(st, se_balance_init(&b, 3, 1000, cap, SE_BALANCE_RATE, 5, &err) == SE_OK, "%s",
+            err.message);
+  const int64_t good[3] = {700, 200, 100};
+  SE_EXPECT(st, se_balance_set_counts(&b, good, &err) == SE_OK, "%s", err.message);
+  SE_EXPECT(st, b.counts[0] == 700 && b.best_counts[2] == 100, "counts %lld/%lld not taken",
+            (long long)b.counts[0], (long long)b.best_counts[2]);
+  check_configuration(st, &b, "set counts");
+  const int64_t bad[4][3] = {{500, 400, 100}, {0, 500, 500}, {700, 200, 99}, {698, 1, 301}};
+  for (int k = 0; k < 4; k++) {
+    SE_EXPECT(st, se_balance_set_counts(&b, bad[k], &err) == SE_ERR_ARG,
+              "bad counts %d accepted", k);
+    SE_EXPECT(st, b.counts[0] == 700 && b.counts[1] == 200 && b.counts[2] == 100,
+              "bad counts %d changed the configuration", k);
+  }
+  const double t[3] = {7.0, 1.0, 1.0};
+  SE_EXPECT(st, se_balance_update(&b, t, &err) == SE_OK, "%s", err.message);
+  SE_EXPECT(st, b.counts[0] < 700, "the update kept %lld items on the slow worker",
+            (long long)b.counts[0]);
+  SE_EXPECT(st, se_balance_set_counts(&b, good, &err) == SE_OK && b.counts[0] == 700 &&
+                    b.best_wall == 7.0, "keeping a configuration after an update failed");
+  se_balance_free(&b);
+}
+
 /* Rounding: random real targets (any sign) give counts in [1, cap] summing to the total. */
 static void test_rounding(se_test_state *st) {
   uint64_t state = 7;
@@ -338,6 +367,7 @@ int main(void) {
   test_rounding(&st);
   test_optimal_brute(&st);
   test_capacity(&st);
+  test_set_counts(&st);
   test_table1(&st, SE_BALANCE_PAPER);
   test_table1(&st, SE_BALANCE_RATE);
   test_cold_start(&st);

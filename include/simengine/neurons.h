@@ -125,10 +125,27 @@ typedef struct se_neurons_options {
   int gpu_fused;         /* CUDA backend: 1 = one fused kernel per step, 0 = three kernels,
                             2 = the streaming fused kernel ("fused2": one backward and one
                             forward pass, v solved for directly, gate update deferred to the
-                            next step and finished by se_neurons_sync; docs/gpu.md) */
+                            next step and finished by se_neurons_sync; docs/gpu.md);
+                            SE_GPU_KERNEL_* below */
+  int64_t gpu_edd_min_comp; /* CUDA backend, branch kernel: cells of at least this many
+                               compartments are solved by EDD (0 = SE_GPU_EDD_MIN_COMP) */
 } se_neurons_options;
 
-/* Default options: CPU backend, interleaved layout of width 8, fused GPU kernel. */
+/* Values of se_neurons_options.gpu_fused (docs/gpu.md). BRANCH: every cell its own tree, the
+ * branch-level Hines solve (huge cells by EDD); AUTO: BRANCH when the cells fill fewer than
+ * SE_GPU_AUTO_MIN_LANES of the 32 lanes of their same-morphology groups on average, or when a
+ * cell has at least gpu_edd_min_comp compartments; FUSED2 otherwise. */
+enum {
+  SE_GPU_KERNEL_PHASES = 0,
+  SE_GPU_KERNEL_FUSED = 1,
+  SE_GPU_KERNEL_FUSED2 = 2,
+  SE_GPU_KERNEL_BRANCH = 3,
+  SE_GPU_KERNEL_AUTO = 4
+};
+#define SE_GPU_AUTO_MIN_LANES 16
+#define SE_GPU_EDD_MIN_COMP 10000
+
+/* Default options: CPU backend, interleaved layout of width 8, GPU kernel SE_GPU_KERNEL_AUTO. */
 se_neurons_options se_neurons_default_options(void);
 
 /* Builds the engine for cells [cell_begin, cell_end) of model, initialised at t = 0 (v = v_init,
@@ -190,6 +207,40 @@ int se_gpu_copy_bandwidth(int device, size_t bytes, double *bytes_per_second, se
  * CUDA. Not collective. */
 int se_gpu_device_for_rank(int node_local_rank, int gpus_per_rank, int k, int *device,
                            se_error *err);
+
+/* ---- moving cells between engines (the workers of a rank, docs/balance.md) ------------------ */
+
+/* Number of doubles that hold the state of `count` owned cells from local cell `first`:
+ * 4 per compartment (v, m, h, n). The state is all that carries over from one step to the next:
+ * spike detection compares the root voltage before and after each step, within the step. */
+int64_t se_neurons_state_size(se_neurons_t engine, int64_t first, int64_t count);
+
+/* Copies the state of owned cells [first, first + count) into state (se_neurons_state_size
+ * doubles): cell after cell, for each cell v of its compartments in order, then m, then h, then
+ * n. Synchronises the backend first (se_neurons_sync: on the CUDA backend one device-to-host copy
+ * of the engine's state). SE_ERR_ARG for a range outside the engine. Not collective. */
+int se_neurons_export_state(se_neurons_t engine, int64_t first, int64_t count, double *state,
+                            se_error *err);
+
+/* Replaces the state of every owned cell with state (the layout of se_neurons_export_state, all
+ * of the engine's cells) and sets the engine's step count to steps_taken (time = steps_taken x
+ * dt), so that the engine continues a run that another engine started, bit for bit on the CPU.
+ * Spikes the backend still holds are moved to the engine's list first (nothing is lost); the
+ * backend is then re-attached from the host arrays (on CUDA: the engine's arrays are uploaded
+ * again). The recording set with se_neurons_set_recording stays. Not collective. */
+int se_neurons_import_state(se_neurons_t engine, int64_t steps_taken, const double *state,
+                            se_error *err);
+
+/* Number of time steps the engine has taken (its time is this times dt). */
+int64_t se_neurons_steps_taken(se_neurons_t engine);
+
+/* The step an engine runs: "cpu" on the CPU backend, else its GPU kernel with
+ * SE_GPU_KERNEL_AUTO resolved ("phases", "fused", "fused2" or "branch"). Not collective. */
+const char *se_neurons_step_name(se_neurons_t engine);
+
+/* Free and total memory of CUDA device `device` in bytes (cudaMemGetInfo). SE_ERR_UNSUPPORTED in
+ * a build without CUDA. Not collective. */
+int se_gpu_memory(int device, size_t *free_bytes, size_t *total_bytes, se_error *err);
 
 /* Frees the engine. */
 void se_neurons_destroy(se_neurons_t engine);
