@@ -22,15 +22,20 @@ struct se_tdbem_cuda {
   se_precision precision;
   int64_t n, kmax, hist_len, first, count, chunk;
   se_tdbem_cuda_stats stats;
-  cudaStream_t stream;
-  cudaEvent_t start, stop, pushed;
+  cudaStream_t stream, aux; /* the products; the history updates and the radiation (priority) */
+  cudaEvent_t start, stop, pushed, hist_ready;
   /* device */
   double *hist, *partial, *out_d, *a_d;
-  int64_t *blk_ptr, *blk_voff;
-  int32_t *tile_k, *blk_k0, *slot_ks, *slot_meta;
-  void *val;
+  int64_t *blk_ptr, *run_off;
+  int32_t *tile_k, *blk_k0;
+  void *val, *cb;
+  /* the near field for the radiation (p <= near_p), by rows; rad_p: p_max of the pending one */
+  int near_p, rad_p;
+  int64_t *near_row_ptr, *near_val_ptr;
+  int32_t *near_col, *near_kk;
+  double *near_val, *rad_d;
   /* pinned host */
-  double *out_h, *a_h;
+  double *out_h, *a_h, *rad_h;
 };
 
 /* ---- the cut-outs ----------------------------------------------------------------------- */
@@ -80,28 +85,76 @@ static int64_t fb_cut(const tile_rvs *t, int bc, int32_t *k0, int64_t *first_blk
   return blocks;
 }
 
-/* Contiguous-Blocking: the blocks of one tile: runs of at most 32 row-vectors, a new block where a
- * row repeats. Returns the number of blocks; starts (may be NULL) receives each block's first
- * row-vector (and starts[blocks] = rb). */
-static int64_t cb_cut(const tile_rvs *t, int64_t *starts) {
-  int64_t blocks = 0, in = 0;
-  for (int64_t r = t->ra; r < t->rb; r++) {
-    if (blocks == 0 || in == 32 || t->s->row[r] == t->s->row[r - 1]) {
-      if (starts)
-        starts[blocks] = r;
-      blocks++;
-      in = 0;
+/* Contiguous-Blocking: the records of one (slice, tile) (layout: cuda/tdbem_kernels.h). The
+ * row-vectors are cut into pieces of at most SE_TDBEM_CB_PIECE values; the pieces, in row order,
+ * fill blocks of one piece per row (lane = row mod 32), a new block where a row repeats. k1 and
+ * span are the tile's window (k1 - kstart < 65536 checked by the caller), j the local slice.
+ * dst NULL: only measures. Returns the bytes; *blocks receives the number of records. */
+static int64_t cb_records(const tile_rvs *t, int32_t k1, int32_t span, int64_t j, size_t vsize,
+                          unsigned char *dst, int64_t *blocks) {
+  const se_tdbem_slices *s = t->s;
+  int64_t bytes = 0, nb = 0;
+  int64_t src[32]; /* value index of each lane's piece */
+  int32_t d[32], ks[32];
+  uint32_t used = 0;
+  int64_t r = t->ra, p = 0; /* the next piece: row-vector r, piece p */
+  while (r < t->rb || used) {
+    const int lane = r < t->rb ? (int)(s->row[r] & 31) : 0;
+    if (r < t->rb && !(used & (1u << lane))) {
+      const int64_t len = rv_len(s, r) - p * SE_TDBEM_CB_PIECE;
+      src[lane] = s->val_ptr[r] + p * SE_TDBEM_CB_PIECE;
+      d[lane] = (int32_t)(len < SE_TDBEM_CB_PIECE ? len : SE_TDBEM_CB_PIECE);
+      ks[lane] = (int32_t)(s->kstart[r] + p * SE_TDBEM_CB_PIECE);
+      used |= 1u << lane;
+      if (len <= SE_TDBEM_CB_PIECE) {
+        r++;
+        p = 0;
+      } else {
+        p++;
+      }
+      continue;
     }
-    in++;
+    /* close the block: its row is taken (or no pieces are left) */
+    int64_t nv = 0, dm = 0;
+    for (int l = 0; l < 32; l++)
+      if (used & (1u << l)) {
+        nv += d[l];
+        dm = d[l] > dm ? d[l] : dm;
+      }
+    const int64_t vb = (nv * (int64_t)vsize + 15) & ~(int64_t)15;
+    if (dst) {
+      unsigned char *rec = dst + bytes;
+      const int32_t head[4] = {k1, span, (int32_t)j, (int32_t)nv};
+      memcpy(rec, head, sizeof head);
+      for (int l = 0; l < 32; l++) {
+        const uint32_t m = (used & (1u << l)) ? (uint32_t)(k1 - ks[l]) | (uint32_t)d[l] << 16 : 0;
+        memcpy(rec + 16 + 4 * l, &m, 4);
+      }
+      unsigned char *v = rec + SE_TDBEM_CB_HEAD;
+      memset(v, 0, (size_t)vb);
+      int64_t x = 0;
+      for (int64_t c = 0; c < dm; c++)
+        for (int l = 0; l < 32; l++)
+          if ((used & (1u << l)) && d[l] > c) {
+            if (s->precision == SE_PRECISION_SINGLE)
+              memcpy(v + x * 4, (const float *)s->val + src[l] + c, 4);
+            else
+              memcpy(v + x * 8, (const double *)s->val + src[l] + c, 8);
+            x++;
+          }
+    }
+    bytes += SE_TDBEM_CB_HEAD + vb;
+    nb++;
+    used = 0;
   }
-  if (starts)
-    starts[blocks] = t->rb;
-  return blocks;
+  *blocks = nb;
+  return bytes;
 }
 
 /* What pass 1 learns of one (slice, tile). */
 typedef struct tile_info {
   int64_t blocks, values; /* values stored, padding included */
+  int64_t bytes;          /* CB: bytes of the records */
   int32_t k0, k1;         /* k range of the window */
   int64_t rvs;
 } tile_info;
@@ -129,26 +182,33 @@ static tile_info tile_measure(const se_tdbem_cuda_t g, const tile_rvs *t, int32_
       hi = k0s[b] + g->bc - 1 > hi ? k0s[b] + g->bc - 1 : hi;
     }
   } else {
-    ti.blocks = cb_cut(t, NULL);
     ti.values = values;
   }
   ti.k0 = (int32_t)lo;
   ti.k1 = (int32_t)hi;
+  if (g->kernel == SE_TDBEM_GPU_CB)
+    ti.bytes = cb_records(t, ti.k1, ti.k1 - ti.k0 + 1, 0,
+                          g->precision == SE_PRECISION_SINGLE ? 4 : 8, NULL, &ti.blocks);
   return ti;
 }
 
 /* The image's host-side index: per (slice, tile) e: blk_ptr[e], the first value voff[e], and the
- * window range. */
+ * window range; CB also the first row-vector ra[e] and the bytes of the records cbytes[e]. */
 typedef struct image_index {
   int64_t entries, blocks, values, max_rvs, max_blocks;
   int64_t *blk_ptr, *voff; /* [entries + 1] */
   int32_t *tile_k;         /* [2 entries] */
+  int64_t *ra, *cbytes;    /* CB: [entries + 1], [entries] */
+  int64_t *run_off;        /* CB: [chunks x tiles + 1] (allocate_image) */
 } image_index;
 
 static void image_index_free(image_index *ix) {
   free(ix->blk_ptr);
   free(ix->voff);
   free(ix->tile_k);
+  free(ix->ra);
+  free(ix->cbytes);
+  free(ix->run_off);
   *ix = (image_index){0};
 }
 
@@ -173,6 +233,11 @@ static int image_measure(se_tdbem_cuda_t g, const se_tdbem_slices *s, image_inde
   SE_CALLOC(err, ix->blk_ptr, ix->entries + 1, "the block pointers of the GPU image");
   SE_CALLOC(err, ix->voff, ix->entries + 1, "the value offsets of the GPU image");
   SE_CALLOC(err, ix->tile_k, 2 * ix->entries + 1, "the window ranges of the GPU image");
+  if (g->kernel == SE_TDBEM_GPU_CB) {
+    SE_CALLOC(err, ix->ra, ix->entries + 1, "the row-vector ranges of the GPU image");
+    SE_CALLOC(err, ix->cbytes, ix->entries + 1, "the record sizes of the GPU image");
+    ix->ra[ix->entries] = s->slice_ptr[s->count];
+  }
   int64_t max_rvs = 0, max_blocks = 0;
   int bad = 0;
 #pragma omp parallel reduction(max : max_rvs, max_blocks) reduction(| : bad)
@@ -205,6 +270,10 @@ static int image_measure(se_tdbem_cuda_t g, const se_tdbem_slices *s, image_inde
         ix->voff[e + 1] = ti.values;
         ix->tile_k[2 * e] = ti.k0;
         ix->tile_k[2 * e + 1] = ti.k1;
+        if (ix->ra) {
+          ix->ra[e] = bounds[b];
+          ix->cbytes[e] = ti.bytes;
+        }
         max_rvs = ti.rvs > max_rvs ? ti.rvs : max_rvs;
         max_blocks = ti.blocks > max_blocks ? ti.blocks : max_blocks;
       }
@@ -230,11 +299,10 @@ static int image_measure(se_tdbem_cuda_t g, const se_tdbem_slices *s, image_inde
   return SE_OK;
 }
 
-/* Host staging of one piece of slices [ja, jb): the values and the block data of its blocks. */
+/* Host staging of one piece of slices [ja, jb) (FB): the values and the corners of its blocks. */
 typedef struct stage {
   void *val;
-  int32_t *k0, *ks, *meta;
-  int64_t *voff;
+  int32_t *k0;
   int64_t blocks_cap, values_cap;
 } stage;
 
@@ -246,63 +314,42 @@ static inline void copy_value(const se_tdbem_slices *s, int64_t v, void *dst, in
     ((double *)dst)[x] = ((const double *)s->val)[v];
 }
 
-/* Pass 2 for one (slice, tile): its blocks from block index b_loc and values from v_loc of st. */
+/* Pass 2 (FB) for one (slice, tile): its blocks from block index b_loc and values from v_loc of
+ * st. */
 static void tile_fill(se_tdbem_cuda_t g, const tile_rvs *t, stage *st, int64_t b_loc,
-                      int64_t v_loc, int32_t *k0s, int64_t *firsts, int64_t v_abs) {
+                      int64_t v_loc, int32_t *k0s, int64_t *firsts) {
   const se_tdbem_slices *s = t->s;
-  if (g->kernel == SE_TDBEM_GPU_FB) {
-    const int bc = g->bc;
-    const int64_t blocks = fb_cut(t, bc, k0s, firsts);
-    memcpy(st->k0 + b_loc, k0s, (size_t)blocks * sizeof *k0s);
-    const size_t size = s->precision == SE_PRECISION_SINGLE ? sizeof(float) : sizeof(double);
-    memset((char *)st->val + (size_t)v_loc * size, 0, (size_t)blocks * 32 * bc * size);
-    for (int64_t r = t->ra; r < t->rb; r++) {
-      const int64_t ks = s->kstart[r], d = rv_len(s, r), lane = s->row[r] & 31;
-      for (int64_t x = 0; x < d; x++) {
-        const int64_t b = firsts[r - t->ra] + x / bc, c = ks + x - k0s[b];
-        copy_value(s, s->val_ptr[r] + x, st->val, v_loc + (b * bc + c) * 32 + lane);
-      }
+  const int bc = g->bc;
+  const int64_t blocks = fb_cut(t, bc, k0s, firsts);
+  memcpy(st->k0 + b_loc, k0s, (size_t)blocks * sizeof *k0s);
+  const size_t size = s->precision == SE_PRECISION_SINGLE ? sizeof(float) : sizeof(double);
+  memset((char *)st->val + (size_t)v_loc * size, 0, (size_t)blocks * 32 * bc * size);
+  for (int64_t r = t->ra; r < t->rb; r++) {
+    const int64_t ks = s->kstart[r], d = rv_len(s, r), lane = s->row[r] & 31;
+    for (int64_t x = 0; x < d; x++) {
+      const int64_t b = firsts[r - t->ra] + x / bc, c = ks + x - k0s[b];
+      copy_value(s, s->val_ptr[r] + x, st->val, v_loc + (b * bc + c) * 32 + lane);
     }
-    return;
-  }
-  int64_t *starts = firsts; /* CB: block starts */
-  const int64_t blocks = cb_cut(t, starts);
-  int64_t v = v_loc;
-  for (int64_t b = 0; b < blocks; b++) {
-    int64_t order[32];
-    const int64_t n_in = starts[b + 1] - starts[b];
-    for (int64_t k = 0; k < n_in; k++) { /* insertion sort by length, descending, stable */
-      int64_t r = starts[b] + k, at = k;
-      while (at > 0 && rv_len(s, order[at - 1]) < rv_len(s, r)) {
-        order[at] = order[at - 1];
-        at--;
-      }
-      order[at] = r;
-    }
-    int32_t *ks = st->ks + (b_loc + b) * 32, *meta = st->meta + (b_loc + b) * 32;
-    for (int k = 0; k < 32; k++) {
-      ks[k] = k < n_in ? s->kstart[order[k]] : 0;
-      meta[k] = k < n_in ? (int32_t)((s->row[order[k]] & 31) | (rv_len(s, order[k]) << 5)) : 0;
-    }
-    st->voff[b_loc + b] = v_abs + (v - v_loc);
-    const int64_t dmax = n_in > 0 ? rv_len(s, order[0]) : 0;
-    for (int64_t c = 0; c < dmax; c++)
-      for (int64_t k = 0; k < n_in && rv_len(s, order[k]) > c; k++)
-        copy_value(s, s->val_ptr[order[k]] + c, st->val, v++);
   }
 }
 
 static void free_device(se_tdbem_cuda_t g) {
-  void *p[] = {g->hist, g->partial, g->out_d, g->a_d, g->blk_ptr, g->blk_voff, g->tile_k,
-               g->blk_k0, g->slot_ks, g->slot_meta, g->val};
+  void *p[] = {g->hist,         g->partial,      g->out_d,    g->a_d,   g->blk_ptr,
+               g->run_off,      g->tile_k,       g->blk_k0,   g->val,   g->cb,
+               g->near_row_ptr, g->near_val_ptr, g->near_col, g->near_kk, g->near_val,
+               g->rad_d};
   for (size_t k = 0; k < sizeof p / sizeof p[0]; k++)
     cudaFree(p[k]);
   cudaFreeHost(g->out_h);
   cudaFreeHost(g->a_h);
-  g->hist = g->partial = g->out_d = g->a_d = g->out_h = g->a_h = NULL;
-  g->blk_ptr = g->blk_voff = NULL;
-  g->tile_k = g->blk_k0 = g->slot_ks = g->slot_meta = NULL;
-  g->val = NULL;
+  cudaFreeHost(g->rad_h);
+  g->hist = g->partial = g->out_d = g->a_d = g->out_h = g->a_h = g->rad_h = NULL;
+  g->near_row_ptr = g->near_val_ptr = NULL;
+  g->near_col = g->near_kk = NULL;
+  g->near_val = g->rad_d = NULL;
+  g->blk_ptr = g->run_off = NULL;
+  g->tile_k = g->blk_k0 = NULL;
+  g->val = g->cb = NULL;
   g->count = 0;
   g->stats = (se_tdbem_cuda_stats){0};
 }
@@ -323,17 +370,24 @@ int se_tdbem_cuda_create(int device, se_tdbem_gpu_kernel kernel, int bc, int64_t
   *w = (struct se_tdbem_cuda){.device = device, .bc = kernel == SE_TDBEM_GPU_FB ? bc : 16,
                               .kernel = kernel, .precision = precision, .n = n, .kmax = kmax,
                               .hist_len = hist_len, .tiles = (int)((n + 31) / 32)};
+  const int64_t reach = 2 * (hist_len - kmax) - 1; /* 2 ng - 1: into the next group */
+  w->near_p = (int)(reach < SE_TDBEM_RAD_PMAX ? reach : SE_TDBEM_RAD_PMAX);
   *g = w;
   SE_CUDA_CHECK(err, cudaSetDevice(device));
   SE_CUDA_CHECK(err, cudaStreamCreateWithFlags(&w->stream, cudaStreamNonBlocking));
+  int least = 0, greatest = 0; /* the radiation is on the step's critical path: first */
+  SE_CUDA_CHECK(err, cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  SE_CUDA_CHECK(err, cudaStreamCreateWithPriority(&w->aux, cudaStreamNonBlocking, greatest));
+  SE_CUDA_CHECK(err, cudaEventCreateWithFlags(&w->hist_ready, cudaEventDisableTiming));
   SE_CUDA_CHECK(err, cudaEventCreate(&w->start));
   SE_CUDA_CHECK(err, cudaEventCreate(&w->stop));
   SE_CUDA_CHECK(err, cudaEventCreateWithFlags(&w->pushed, cudaEventDisableTiming));
   return SE_OK;
 }
 
-/* Allocates the device arrays of the image and the per-step buffers for count slices. */
-static int allocate_image(se_tdbem_cuda_t g, const image_index *ix, se_error *err) {
+/* Allocates the device arrays of the image and the per-step buffers for count slices; CB: the run
+ * offsets ix->run_off (run r = chunk * tiles + tile: the chunk's records of the tile). */
+static int allocate_image(se_tdbem_cuda_t g, image_index *ix, se_error *err) {
   const size_t size = g->precision == SE_PRECISION_SINGLE ? sizeof(float) : sizeof(double);
   int sms = 0;
   SE_CUDA_CHECK(err, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, g->device));
@@ -348,17 +402,27 @@ static int allocate_image(se_tdbem_cuda_t g, const image_index *ix, se_error *er
   SE_CUDA_CHECK(err, cudaMalloc((void **)&g->a_d, (size_t)g->count * sizeof(double)));
   SE_CUDA_CHECK(err, cudaMallocHost((void **)&g->out_h, (size_t)NG_MAX * g->n * sizeof(double)));
   SE_CUDA_CHECK(err, cudaMallocHost((void **)&g->a_h, (size_t)g->count * sizeof(double)));
+  if (g->kernel == SE_TDBEM_GPU_CB) {
+    const int64_t runs = (int64_t)g->chunks * g->tiles;
+    SE_CALLOC(err, ix->run_off, runs + 1, "the run offsets of the GPU image");
+    for (int64_t r = 0; r < runs; r++) {
+      const int64_t c = r / g->tiles, t = r % g->tiles;
+      const int64_t j1 = (c + 1) * g->chunk < g->count ? (c + 1) * g->chunk : g->count;
+      int64_t bytes = 0;
+      for (int64_t j = c * g->chunk; j < j1; j++)
+        bytes += ix->cbytes[j * g->tiles + t];
+      ix->run_off[r + 1] = ix->run_off[r] + bytes;
+    }
+    SE_CUDA_CHECK(err, cudaMalloc((void **)&g->run_off, (size_t)(runs + 1) * sizeof(int64_t)));
+    SE_CUDA_CHECK(err, cudaMalloc(&g->cb, (size_t)ix->run_off[runs] + 16));
+    SE_CUDA_CHECK(err, cudaMemcpy(g->run_off, ix->run_off, (size_t)(runs + 1) * sizeof(int64_t),
+                                  cudaMemcpyHostToDevice));
+    return SE_OK;
+  }
   SE_CUDA_CHECK(err, cudaMalloc((void **)&g->blk_ptr, (size_t)(ix->entries + 1) * sizeof(int64_t)));
   SE_CUDA_CHECK(err, cudaMalloc((void **)&g->tile_k, (size_t)(2 * ix->entries + 1) * sizeof(int32_t)));
   SE_CUDA_CHECK(err, cudaMalloc(&g->val, (size_t)(ix->values + 1) * size));
-  const size_t blocks = (size_t)ix->blocks + 1;
-  if (g->kernel == SE_TDBEM_GPU_FB) {
-    SE_CUDA_CHECK(err, cudaMalloc((void **)&g->blk_k0, blocks * sizeof(int32_t)));
-  } else {
-    SE_CUDA_CHECK(err, cudaMalloc((void **)&g->slot_ks, 32 * blocks * sizeof(int32_t)));
-    SE_CUDA_CHECK(err, cudaMalloc((void **)&g->slot_meta, 32 * blocks * sizeof(int32_t)));
-    SE_CUDA_CHECK(err, cudaMalloc((void **)&g->blk_voff, blocks * sizeof(int64_t)));
-  }
+  SE_CUDA_CHECK(err, cudaMalloc((void **)&g->blk_k0, ((size_t)ix->blocks + 1) * sizeof(int32_t)));
   SE_CUDA_CHECK(err, cudaMemcpy(g->blk_ptr, ix->blk_ptr, (size_t)(ix->entries + 1) * sizeof(int64_t),
                                 cudaMemcpyHostToDevice));
   SE_CUDA_CHECK(err, cudaMemcpy(g->tile_k, ix->tile_k, (size_t)(2 * ix->entries + 1) * sizeof(int32_t),
@@ -369,14 +433,11 @@ static int allocate_image(se_tdbem_cuda_t g, const image_index *ix, se_error *er
 static void stage_free(stage *st) {
   cudaFreeHost(st->val);
   cudaFreeHost(st->k0);
-  cudaFreeHost(st->ks);
-  cudaFreeHost(st->meta);
-  cudaFreeHost(st->voff);
   *st = (stage){0};
 }
 
-/* Pass 2: fills the blocks of slices [ja, jb) (OpenMP over slices) into the staging and uploads
- * them. */
+/* Pass 2 (FB): fills the blocks of slices [ja, jb) (OpenMP over slices) into the staging and
+ * uploads them. */
 static int fill_piece(se_tdbem_cuda_t g, const se_tdbem_slices *s, const image_index *ix,
                       int64_t ja, int64_t jb, stage *st, se_error *err) {
   const int tiles = g->tiles;
@@ -399,8 +460,7 @@ static int fill_piece(se_tdbem_cuda_t g, const se_tdbem_slices *s, const image_i
         if (ix->blk_ptr[e + 1] == ix->blk_ptr[e])
           continue;
         tile_rvs t = {s, bounds[b], bounds[b + 1]};
-        tile_fill(g, &t, st, ix->blk_ptr[e] - b_base, ix->voff[e] - v_base, k0s, firsts,
-                  ix->voff[e]);
+        tile_fill(g, &t, st, ix->blk_ptr[e] - b_base, ix->voff[e] - v_base, k0s, firsts);
       }
     }
     free(k0s);
@@ -413,23 +473,14 @@ static int fill_piece(se_tdbem_cuda_t g, const se_tdbem_slices *s, const image_i
   const size_t size = g->precision == SE_PRECISION_SINGLE ? sizeof(float) : sizeof(double);
   SE_CUDA_CHECK(err, cudaMemcpy((char *)g->val + (size_t)v_base * size, st->val, (size_t)v_n * size,
                                 cudaMemcpyHostToDevice));
-  if (g->kernel == SE_TDBEM_GPU_FB) {
-    SE_CUDA_CHECK(err, cudaMemcpy(g->blk_k0 + b_base, st->k0, (size_t)b_n * sizeof(int32_t),
-                                  cudaMemcpyHostToDevice));
-  } else {
-    SE_CUDA_CHECK(err, cudaMemcpy(g->slot_ks + 32 * b_base, st->ks, (size_t)(32 * b_n) * sizeof(int32_t),
-                                  cudaMemcpyHostToDevice));
-    SE_CUDA_CHECK(err, cudaMemcpy(g->slot_meta + 32 * b_base, st->meta,
-                                  (size_t)(32 * b_n) * sizeof(int32_t), cudaMemcpyHostToDevice));
-    SE_CUDA_CHECK(err, cudaMemcpy(g->blk_voff + b_base, st->voff, (size_t)b_n * sizeof(int64_t),
-                                  cudaMemcpyHostToDevice));
-  }
+  SE_CUDA_CHECK(err, cudaMemcpy(g->blk_k0 + b_base, st->k0, (size_t)b_n * sizeof(int32_t),
+                                cudaMemcpyHostToDevice));
   return SE_OK;
 }
 
-/* Pass 2 over every slice, in pieces of about STAGE_BYTES of values. */
-static int fill_image(se_tdbem_cuda_t g, const se_tdbem_slices *s, const image_index *ix,
-                      se_error *err) {
+/* Pass 2 (FB) over every slice, in pieces of about STAGE_BYTES of values. */
+static int fill_image_fb(se_tdbem_cuda_t g, const se_tdbem_slices *s, const image_index *ix,
+                         se_error *err) {
   const int tiles = g->tiles;
   const int64_t size = g->precision == SE_PRECISION_SINGLE ? 4 : 8;
   stage st = {0};
@@ -445,11 +496,7 @@ static int fill_image(se_tdbem_cuda_t g, const se_tdbem_slices *s, const image_i
   int rc = SE_OK;
   const size_t vb = (size_t)(st.values_cap + 1) * (size_t)size, bb = (size_t)st.blocks_cap + 1;
   if (cudaMallocHost(&st.val, vb) != cudaSuccess ||
-      (g->kernel == SE_TDBEM_GPU_FB && cudaMallocHost((void **)&st.k0, bb * sizeof(int32_t)) != cudaSuccess) ||
-      (g->kernel == SE_TDBEM_GPU_CB &&
-       (cudaMallocHost((void **)&st.ks, 32 * bb * sizeof(int32_t)) != cudaSuccess ||
-        cudaMallocHost((void **)&st.meta, 32 * bb * sizeof(int32_t)) != cudaSuccess ||
-        cudaMallocHost((void **)&st.voff, bb * sizeof(int64_t)) != cudaSuccess)))
+      cudaMallocHost((void **)&st.k0, bb * sizeof(int32_t)) != cudaSuccess)
     rc = se_error_set(err, SE_ERR_CUDA, __FILE__, __LINE__, __func__,
                       "cudaMallocHost of the GPU image staging (%zu bytes of values) failed: %s", vb,
                       cudaGetErrorString(cudaGetLastError()));
@@ -460,6 +507,134 @@ static int fill_image(se_tdbem_cuda_t g, const se_tdbem_slices *s, const image_i
   }
   stage_free(&st);
   return rc;
+}
+
+/* Pass 2 (CB): the records of the runs, in pieces of consecutive runs of about STAGE_BYTES
+ * (OpenMP over the runs of a piece), staged and uploaded. */
+static int fill_image_cb(se_tdbem_cuda_t g, const se_tdbem_slices *s, const image_index *ix,
+                         se_error *err) {
+  const int64_t runs = (int64_t)g->chunks * g->tiles, *off = ix->run_off;
+  const size_t vsize = g->precision == SE_PRECISION_SINGLE ? 4 : 8;
+  int64_t cap = 0;
+  for (int64_t ra = 0, rb; ra < runs; ra = rb) {
+    for (rb = ra + 1; rb < runs && off[rb + 1] - off[ra] <= STAGE_BYTES; rb++)
+      ;
+    cap = off[rb] - off[ra] > cap ? off[rb] - off[ra] : cap;
+  }
+  unsigned char *st = NULL;
+  if (cudaMallocHost((void **)&st, (size_t)cap + 16) != cudaSuccess)
+    SE_FAIL(err, SE_ERR_CUDA, "cudaMallocHost of the GPU image staging (%lld bytes) failed: %s",
+            (long long)cap, cudaGetErrorString(cudaGetLastError()));
+  int rc = SE_OK;
+  for (int64_t ra = 0, rb; rc == SE_OK && ra < runs; ra = rb) {
+    for (rb = ra + 1; rb < runs && off[rb + 1] - off[ra] <= STAGE_BYTES; rb++)
+      ;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t r = ra; r < rb; r++) {
+      const int64_t c = r / g->tiles, t = r % g->tiles;
+      const int64_t j1 = (c + 1) * g->chunk < g->count ? (c + 1) * g->chunk : g->count;
+      int64_t pos = off[r] - off[ra], nb;
+      for (int64_t j = c * g->chunk; j < j1; j++) {
+        const int64_t e = j * g->tiles + t;
+        if (ix->cbytes[e] == 0)
+          continue;
+        const tile_rvs tr = {s, ix->ra[e], ix->ra[e + 1]};
+        const int32_t k0 = ix->tile_k[2 * e], k1 = ix->tile_k[2 * e + 1];
+        pos += cb_records(&tr, k1, k1 - k0 + 1, j, vsize, st + pos, &nb);
+      }
+    }
+    if (cudaMemcpy((unsigned char *)g->cb + off[ra], st, (size_t)(off[rb] - off[ra]),
+                   cudaMemcpyHostToDevice) != cudaSuccess)
+      rc = se_error_set(err, SE_ERR_CUDA, __FILE__, __LINE__, __func__,
+                        "uploading %lld bytes of CB records failed: %s",
+                        (long long)(off[rb] - off[ra]), cudaGetErrorString(cudaGetLastError()));
+  }
+  cudaFreeHost(st);
+  return rc;
+}
+
+/* The near field of the slices s by rows (radiate_kernel's layout): the row-vectors with
+ * kstart <= g->near_p, their values up to k = near_p converted to double; uploaded. */
+static int near_upload(se_tdbem_cuda_t g, const se_tdbem_slices *s, se_error *err) {
+  const int64_t n = g->n, P = g->near_p, r0 = s->slice_ptr[0], r1 = s->slice_ptr[s->count];
+  int64_t entries = 0, values = 0;
+  for (int64_t r = r0; r < r1; r++)
+    entries += s->kstart[r] <= P;
+  int64_t *row_ptr = calloc((size_t)n + 1, sizeof *row_ptr);
+  int64_t *near = malloc(((size_t)entries + 1) * sizeof *near); /* slice order */
+  int64_t *vptr = malloc(((size_t)entries + 1) * sizeof *vptr);
+  int32_t *col = malloc(((size_t)entries + 1) * sizeof *col);
+  int32_t *kk = malloc(((size_t)entries + 1) * sizeof *kk);
+  double *val = NULL;
+  int rc = row_ptr && near && vptr && col && kk ? SE_OK : SE_ERR_NOMEM;
+  if (rc == SE_OK) {
+    int64_t e = 0;
+    for (int64_t r = r0; r < r1; r++)
+      if (s->kstart[r] <= P) {
+        near[e++] = r;
+        row_ptr[s->row[r] + 1]++;
+      }
+    for (int64_t i = 0; i < n; i++)
+      row_ptr[i + 1] += row_ptr[i];
+    int64_t *fill = malloc(((size_t)n + 1) * sizeof *fill);
+    rc = fill ? SE_OK : SE_ERR_NOMEM;
+    if (rc == SE_OK) { /* entries of a row in slice order */
+      memcpy(fill, row_ptr, ((size_t)n + 1) * sizeof *fill);
+      int64_t j = 0;
+      for (int64_t x = 0; x < entries; x++) {
+        const int64_t r = near[x];
+        while (s->slice_ptr[j + 1] <= r)
+          j++;
+        const int64_t at = fill[s->row[r]]++;
+        const int64_t kept = rv_len(s, r) < P - s->kstart[r] + 1 ? rv_len(s, r) : P - s->kstart[r] + 1;
+        col[at] = (int32_t)j;
+        kk[at] = (int32_t)(s->kstart[r] | kept << 16);
+        vptr[at] = r; /* the row-vector, replaced by the value offsets below */
+      }
+      free(fill);
+      for (int64_t at = 0; at < entries; at++) {
+        const int64_t r = vptr[at], kept = kk[at] >> 16;
+        vptr[at] = values;
+        near[at] = r;
+        values += kept;
+      }
+      vptr[entries] = values;
+      val = malloc(((size_t)values + 1) * sizeof *val);
+      rc = val ? SE_OK : SE_ERR_NOMEM;
+    }
+    for (int64_t at = 0; rc == SE_OK && at < entries; at++)
+      for (int64_t t = 0; t < vptr[at + 1] - vptr[at]; t++)
+        val[vptr[at] + t] = s->precision == SE_PRECISION_SINGLE
+                                ? (double)((const float *)s->val)[s->val_ptr[near[at]] + t]
+                                : ((const double *)s->val)[s->val_ptr[near[at]] + t];
+  }
+  if (rc == SE_OK &&
+      (cudaMalloc((void **)&g->near_row_ptr, ((size_t)n + 1) * sizeof(int64_t)) != cudaSuccess ||
+       cudaMalloc((void **)&g->near_val_ptr, ((size_t)entries + 1) * sizeof(int64_t)) != cudaSuccess ||
+       cudaMalloc((void **)&g->near_col, ((size_t)entries + 1) * sizeof(int32_t)) != cudaSuccess ||
+       cudaMalloc((void **)&g->near_kk, ((size_t)entries + 1) * sizeof(int32_t)) != cudaSuccess ||
+       cudaMalloc((void **)&g->near_val, ((size_t)values + 1) * sizeof(double)) != cudaSuccess ||
+       cudaMalloc((void **)&g->rad_d, (size_t)(P * n) * sizeof(double)) != cudaSuccess ||
+       cudaMallocHost((void **)&g->rad_h, (size_t)(P * n) * sizeof(double)) != cudaSuccess ||
+       cudaMemcpy(g->near_row_ptr, row_ptr, ((size_t)n + 1) * sizeof(int64_t), cudaMemcpyHostToDevice) != cudaSuccess ||
+       cudaMemcpy(g->near_val_ptr, vptr, ((size_t)entries + 1) * sizeof(int64_t), cudaMemcpyHostToDevice) != cudaSuccess ||
+       cudaMemcpy(g->near_col, col, (size_t)entries * sizeof(int32_t), cudaMemcpyHostToDevice) != cudaSuccess ||
+       cudaMemcpy(g->near_kk, kk, (size_t)entries * sizeof(int32_t), cudaMemcpyHostToDevice) != cudaSuccess ||
+       cudaMemcpy(g->near_val, val, (size_t)values * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess))
+    rc = SE_ERR_CUDA;
+  free(row_ptr);
+  free(near);
+  free(vptr);
+  free(col);
+  free(kk);
+  free(val);
+  if (rc == SE_ERR_NOMEM)
+    SE_FAIL(err, SE_ERR_NOMEM, "out of memory building the near field (%lld entries)",
+            (long long)entries);
+  if (rc != SE_OK)
+    SE_FAIL(err, SE_ERR_CUDA, "uploading the near field (%lld entries, %lld values) failed: %s",
+            (long long)entries, (long long)values, cudaGetErrorString(cudaGetLastError()));
+  return SE_OK;
 }
 
 int se_tdbem_cuda_set_interval(se_tdbem_cuda_t g, const se_tdbem_slices *s, const double *hist,
@@ -473,6 +648,7 @@ int se_tdbem_cuda_set_interval(se_tdbem_cuda_t g, const se_tdbem_slices *s, cons
             (long long)s->n, (long long)s->kmax, (long long)g->n, (long long)g->kmax);
   SE_CUDA_CHECK(err, cudaSetDevice(g->device));
   SE_CUDA_CHECK(err, cudaStreamSynchronize(g->stream));
+  SE_CUDA_CHECK(err, cudaStreamSynchronize(g->aux));
   free_device(g);
   g->first = s->first;
   if (s->count == 0)
@@ -488,10 +664,15 @@ int se_tdbem_cuda_set_interval(se_tdbem_cuda_t g, const se_tdbem_slices *s, cons
   g->count = s->count;
   image_index ix = {0};
   int rc = image_measure(g, s, &ix, err);
+  if (rc == SE_OK && g->kernel == SE_TDBEM_GPU_CB && g->win_max > 65535)
+    rc = se_error_set(err, SE_ERR_INPUT, __FILE__, __LINE__, __func__,
+                      "GPU worker (CB): a tile's k range spans %d > 65535 columns", g->win_max);
   if (rc == SE_OK)
     rc = allocate_image(g, &ix, err);
   if (rc == SE_OK)
-    rc = fill_image(g, s, &ix, err);
+    rc = g->kernel == SE_TDBEM_GPU_CB ? fill_image_cb(g, s, &ix, err) : fill_image_fb(g, s, &ix, err);
+  if (rc == SE_OK && g->near_p > 0)
+    rc = near_upload(g, s, err);
   if (rc == SE_OK && cudaMemcpy(g->hist, hist, (size_t)(s->count * g->hist_len) * sizeof(double),
                                 cudaMemcpyHostToDevice) != cudaSuccess)
     rc = se_error_set(err, SE_ERR_CUDA, __FILE__, __LINE__, __func__,
@@ -500,8 +681,9 @@ int se_tdbem_cuda_set_interval(se_tdbem_cuda_t g, const se_tdbem_slices *s, cons
   if (rc == SE_OK) {
     const double size = g->precision == SE_PRECISION_SINGLE ? 4.0 : 8.0;
     g->stats = (se_tdbem_cuda_stats){.slices = s->count, .blocks = ix.blocks, .stored = ix.values};
-    g->stats.bytes = (double)ix.values * size + (double)ix.entries * 16.0 +
-                     (double)ix.blocks * (g->kernel == SE_TDBEM_GPU_FB ? 4.0 : 264.0);
+    g->stats.bytes = g->kernel == SE_TDBEM_GPU_CB
+                         ? (double)ix.run_off[(int64_t)g->chunks * g->tiles]
+                         : (double)ix.values * size + (double)ix.entries * 12.0 + (double)ix.blocks * 4.0;
   } else {
     free_device(g);
   }
@@ -523,14 +705,54 @@ int se_tdbem_cuda_push(se_tdbem_cuda_t g, const double *a, int64_t m, se_error *
   SE_CUDA_CHECK(err, cudaEventSynchronize(g->pushed)); /* a_h free again */
   memcpy(g->a_h, a, (size_t)g->count * sizeof *a);
   SE_CUDA_CHECK(err, cudaMemcpyAsync(g->a_d, g->a_h, (size_t)g->count * sizeof *a,
-                                     cudaMemcpyHostToDevice, g->stream));
-  SE_CUDA_CHECK(err, cudaEventRecord(g->pushed, g->stream));
+                                     cudaMemcpyHostToDevice, g->aux));
+  SE_CUDA_CHECK(err, cudaEventRecord(g->pushed, g->aux));
   SE_CUDA_CHECK(err, se_tdbem_launch_push(g->hist, g->hist_len, g->count, m % g->hist_len, g->a_d,
-                                          g->stream));
+                                          g->aux));
+  SE_CUDA_CHECK(err, cudaEventRecord(g->hist_ready, g->aux));
+  return SE_OK;
+}
+
+int se_tdbem_cuda_radiate_start(se_tdbem_cuda_t g, int p_max, se_error *err) {
+  if (p_max < 0 || p_max > g->near_p)
+    SE_FAIL(err, SE_ERR_ARG, "GPU radiation: p_max = %d outside [0, %d] (history %lld, kmax %lld)",
+            p_max, g->near_p, (long long)g->hist_len, (long long)g->kmax);
+  g->rad_p = g->count > 0 ? p_max : 0;
+  if (g->rad_p == 0)
+    return SE_OK;
+  SE_CUDA_CHECK(err, cudaSetDevice(g->device));
+  const se_tdbem_radiate_args a = {.n = g->n, .p_max = p_max, .row_ptr = g->near_row_ptr,
+                                   .val_ptr = g->near_val_ptr, .col = g->near_col,
+                                   .kk = g->near_kk, .val = g->near_val, .a = g->a_d,
+                                   .out = g->rad_d};
+  SE_CUDA_CHECK(err, se_tdbem_launch_radiate(&a, g->aux));
+  SE_CUDA_CHECK(err, cudaMemcpyAsync(g->rad_h, g->rad_d, (size_t)(p_max * g->n) * sizeof(double),
+                                     cudaMemcpyDeviceToHost, g->aux));
+  return SE_OK;
+}
+
+int se_tdbem_cuda_radiate_finish(se_tdbem_cuda_t g, double *out, se_error *err) {
+  if (g->rad_p == 0)
+    return SE_OK;
+  SE_CUDA_CHECK(err, cudaSetDevice(g->device));
+  SE_CUDA_CHECK(err, cudaStreamSynchronize(g->aux));
+  const int64_t total = (int64_t)g->rad_p * g->n;
+#pragma omp parallel for schedule(static)
+  for (int64_t x = 0; x < total; x++)
+    out[x] += g->rad_h[x];
+  g->rad_p = 0;
   return SE_OK;
 }
 
 int se_tdbem_cuda_sum_start(se_tdbem_cuda_t g, int64_t n, int ng, se_error *err) {
+  return se_tdbem_cuda_sum_start_known(g, n, n, ng, err);
+}
+
+int se_tdbem_cuda_sum_start_known(se_tdbem_cuda_t g, int64_t n, int64_t known, int ng,
+                                  se_error *err) {
+  if (known > n || known < n - ng)
+    SE_FAIL(err, SE_ERR_ARG, "GPU summation: known = %lld outside [n - ng, n] = [%lld, %lld]",
+            (long long)known, (long long)(n - ng), (long long)n);
   if (ng < 1 || ng > NG_MAX || g->hist_len < g->kmax + ng || n < 0)
     SE_FAIL(err, SE_ERR_ARG, "GPU summation: ng = %d (1 .. 16, history %lld >= kmax + ng), n = %lld",
             ng, (long long)g->hist_len, (long long)n);
@@ -539,12 +761,13 @@ int se_tdbem_cuda_sum_start(se_tdbem_cuda_t g, int64_t n, int ng, se_error *err)
     return SE_OK;
   SE_CUDA_CHECK(err, cudaSetDevice(g->device));
   const se_tdbem_kernel_args a = {.n = g->n, .count = g->count, .hist_len = g->hist_len,
-                                  .time = n, .kmax = g->kmax, .chunk = g->chunk,
+                                  .time = n, .known = known, .kmax = g->kmax, .chunk = g->chunk,
                                   .tiles = g->tiles, .chunks = g->chunks, .ng = ng, .bc = g->bc,
                                   .win_max = g->win_max, .hist = g->hist, .blk_ptr = g->blk_ptr,
                                   .tile_k = g->tile_k, .blk_k0 = g->blk_k0,
-                                  .slot_ks = g->slot_ks, .slot_meta = g->slot_meta,
-                                  .blk_voff = g->blk_voff, .val = g->val, .partial = g->partial};
+                                  .run_off = g->run_off, .stream = g->cb, .val = g->val,
+                                  .partial = g->partial};
+  SE_CUDA_CHECK(err, cudaStreamWaitEvent(g->stream, g->hist_ready, 0)); /* the pushes so far */
   SE_CUDA_CHECK(err, cudaEventRecord(g->start, g->stream));
   SE_CUDA_CHECK(err, se_tdbem_launch_sum(g->kernel == SE_TDBEM_GPU_FB, g->precision == SE_PRECISION_SINGLE,
                                          &a, g->stream));
@@ -580,6 +803,8 @@ void se_tdbem_cuda_destroy(se_tdbem_cuda_t g) {
   cudaSetDevice(g->device);
   if (g->stream)
     cudaStreamSynchronize(g->stream);
+  if (g->aux)
+    cudaStreamSynchronize(g->aux);
   free_device(g);
   if (g->start)
     cudaEventDestroy(g->start);
@@ -587,8 +812,12 @@ void se_tdbem_cuda_destroy(se_tdbem_cuda_t g) {
     cudaEventDestroy(g->stop);
   if (g->pushed)
     cudaEventDestroy(g->pushed);
+  if (g->hist_ready)
+    cudaEventDestroy(g->hist_ready);
   if (g->stream)
     cudaStreamDestroy(g->stream);
+  if (g->aux)
+    cudaStreamDestroy(g->aux);
   free(g);
 }
 

@@ -58,9 +58,25 @@ void se_tdbem_cuda_get_stats(se_tdbem_cuda_t g, se_tdbem_cuda_stats *st);
  * collective. */
 int se_tdbem_cuda_push(se_tdbem_cuda_t g, const double *a, int64_t m, se_error *err);
 
+/* Starts the radiation of the a_m pushed last (se_tdbem_cuda_push) on the device: M_p a_m for
+ * p = 1 .. p_max from the worker's near field (the row-vectors with kstart <= 2 ng - 1, ng =
+ * hist_len - kmax, at most 31; p_max must not exceed that); returns at once. The history updates
+ * and the radiation run on a second stream, beside a product in flight. Not collective. */
+int se_tdbem_cuda_radiate_start(se_tdbem_cuda_t g, int p_max, se_error *err);
+
+/* Waits for the radiation started last and adds it to out[(p - 1) * N + i], p = 1 .. p_max
+ * (se_tdbem_radiate_cpu's semantics on the worker's slices). Not collective. */
+int se_tdbem_cuda_radiate_finish(se_tdbem_cuda_t g, double *out, se_error *err);
+
 /* Starts the multi-vector/vector product at time n for ng = 1 .. 16 vectors (se_tdbem_sum_cpu's
  * semantics on the worker's slices): returns at once; the host may work meanwhile. */
 int se_tdbem_cuda_sum_start(se_tdbem_cuda_t g, int64_t n, int ng, se_error *err);
+
+/* se_tdbem_cuda_sum_start counting only a_m for m < known (n - ng <= known <= n; see
+ * se_tdbem_sum_cpu_known): the next group's product, started before the current group's a_m
+ * are known. It reads the history after the pushes made so far (an event of the second stream). */
+int se_tdbem_cuda_sum_start_known(se_tdbem_cuda_t g, int64_t n, int64_t known, int ng,
+                                  se_error *err);
 
 /* Waits for the summation started last and adds its ng vectors to out[q * N + i] (host memory).
  * device_s (may be NULL) receives the device time of the kernels in seconds. */

@@ -10,30 +10,61 @@
 extern "C" {
 #endif
 
-/* Rows per tile: one warp, one row (FB) or one slot (CB) per lane. */
+/* Rows per tile: one warp, one row per lane. */
 enum { SE_TDBEM_TILE = 32 };
+
+/* The CB stream: records of SE_TDBEM_CB_HEAD bytes of header and metadata, then the values padded
+ * to 16 bytes; a warp's ring holds SE_TDBEM_CB_RING bytes (a power of 2), filled by groups of
+ * SE_TDBEM_CB_GROUP bytes (16 per lane); row-vectors are cut into pieces of at most
+ * SE_TDBEM_CB_PIECE values so that a record (+ the next header) fits in the ring behind the
+ * group being loaded: HEAD + 32 PIECE 8 + 16 <= RING - GROUP. */
+enum {
+  SE_TDBEM_CB_HEAD = 144,
+  SE_TDBEM_CB_RING = 8192,
+  SE_TDBEM_CB_GROUP = 512,
+  SE_TDBEM_CB_PIECE = 24
+};
 
 /* Everything a summation kernel reads (device pointers). For (local slice j, tile b),
  * e = j * tiles + b: the blocks are blk_ptr[e] .. blk_ptr[e+1]-1 and the k range of their
  * values is [tile_k[2e], tile_k[2e+1]] (FB: the blocks' columns, padding included).
  * FB: block b has corner blk_k0[b] and values val[(b * bc + c) * 32 + lane] (k = corner + c, row
  *     tile * 32 + lane).
- * CB: block b has 32 slots; slot s = b * 32 + lane has kstart slot_ks[s] and
- *     slot_meta[s] = row-in-tile | length << 5 (slots sorted by length, descending); column c
- *     of the block holds the values of the slots longer than c, contiguously, from
- *     val[blk_voff[b] + (values of the columns before c)]. */
+ * CB: a run r = chunk * tiles + tile is the bytes [run_off[r], run_off[r+1]) of stream: the
+ *     records of the tile's blocks for the chunk's slices in order. A record (16-byte aligned):
+ *     int32 k1, window span k1 - k0 + 1, local slice j, values nv; then 32 int32
+ *     (k1 - kstart) | length << 16 of the piece of row tile * 32 + lane (0: none); then the nv
+ *     values column-major, column c holding the values of the lanes whose piece is longer than c
+ *     in lane order, padded with zeros to 16 bytes. */
 typedef struct se_tdbem_kernel_args {
-  int64_t n, count, hist_len, time, kmax, chunk;
+  int64_t n, count, hist_len, time, known, kmax, chunk; /* a_m counted for m < known <= time */
   int tiles, chunks, ng, bc, win_max;
   const double *hist; /* [count x hist_len] */
   const int64_t *blk_ptr;
   const int32_t *tile_k;
   const int32_t *blk_k0;
-  const int32_t *slot_ks, *slot_meta;
-  const int64_t *blk_voff;
+  const int64_t *run_off;
+  const void *stream;
   const void *val;
   double *partial; /* [chunks x ng x n] */
 } se_tdbem_kernel_args;
+
+/* The near field of a GPU worker for the radiation, by rows (device pointers): row i has the
+ * entries row_ptr[i] .. row_ptr[i+1]-1 (slices ascending); entry e: local slice col[e],
+ * kk[e] = kstart | (values kept) << 16 and those values (k = kstart ..) from val[val_ptr[e]]
+ * (double). p_max <= SE_TDBEM_RAD_PMAX; out [p_max x n]. */
+enum { SE_TDBEM_RAD_PMAX = 31 };
+typedef struct se_tdbem_radiate_args {
+  int64_t n;
+  int p_max;
+  const int64_t *row_ptr, *val_ptr;
+  const int32_t *col, *kk;
+  const double *val, *a;
+  double *out;
+} se_tdbem_radiate_args;
+
+/* out[(p-1) n + i] = sum_e M_p(i, col[e]) a[col[e]] (every entry for p <= p_max written). */
+cudaError_t se_tdbem_launch_radiate(const se_tdbem_radiate_args *r, cudaStream_t stream);
 
 /* The summation into a->partial (every entry written): kernel 0 CB, 1 FB; single: float values.
  * Returns the launch's error (cudaGetLastError). */

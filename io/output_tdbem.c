@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "balance_history.h"
 #include "h5_util.h"
 #include "output_tdbem.h"
 
@@ -268,6 +269,12 @@ int se_output_tdbem_meta_int(se_output_tdbem_t o, const char *name, int64_t valu
 int se_output_tdbem_meta_double(se_output_tdbem_t o, const char *name, double value,
                                 se_error *err) {
   return write_meta(o, name, 'd', NULL, 0, value, err);
+}
+
+int se_output_tdbem_balance_history(se_output_tdbem_t o, const se_balance_history *h,
+                                    const char *method, int64_t steps_per_iteration,
+                                    se_error *err) {
+  return se_balance_history_write(o->file, o->comm, h, "slices", method, steps_per_iteration, err);
 }
 
 /* Rank 0: renames the temporary file to the final path (keep) or removes it. */

@@ -42,6 +42,14 @@ int se_output_tdbem_meta_int(se_output_tdbem_t out, const char *name, int64_t va
 int se_output_tdbem_meta_double(se_output_tdbem_t out, const char *name, double value,
                                 se_error *err);
 
+/* Writes every rank's balancing history (one iteration per group of steps_per_iteration steps,
+ * items = the rank's slices) into /simengine/balance (io/balance_history.h) with the method's
+ * name ("paper", "rate" or "off"). Collective over comm. */
+struct se_balance_history;
+int se_output_tdbem_balance_history(se_output_tdbem_t out, const struct se_balance_history *h,
+                                    const char *method, int64_t steps_per_iteration,
+                                    se_error *err);
+
 /* With success non-zero on every rank: writes the buffered rows (all T rows must have been
  * appended), closes the file and renames "<path>.tmp" to path. Otherwise removes "<path>.tmp".
  * Collective over comm. Frees out. */

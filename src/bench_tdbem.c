@@ -233,18 +233,25 @@ static int bench_front(const table *t, const se_tdbem_slices *s, double min_time
 }
 
 #ifdef SIMENGINE_HAVE_CUDA
-/* The GPU summation context: ng vectors at time n on a worker holding every slice. */
+/* The GPU summation context: ng vectors at time n on a worker holding every slice; the device
+ * time of the kernels summed over the calls. */
 typedef struct gpu_ctx {
   se_tdbem_cuda_t g;
   int64_t n;
   int ng;
   double *out;
+  double device_s;
+  int64_t calls;
 } gpu_ctx;
 
 static int gpu_call(void *ctx, se_error *err) {
   gpu_ctx *c = ctx;
+  double device_s = 0.0;
   SE_TRY(se_tdbem_cuda_sum_start(c->g, c->n, c->ng, err));
-  return se_tdbem_cuda_sum_finish(c->g, c->out, NULL, err);
+  SE_TRY(se_tdbem_cuda_sum_finish(c->g, c->out, &device_s, err));
+  c->device_s += device_s;
+  c->calls++;
+  return SE_OK;
 }
 
 static int cusparse_call(void *ctx, se_error *err) {
@@ -296,8 +303,13 @@ static int bench_gpu(const table *t, const se_tdbem_slices *s, const long long *
       gpu_ctx c = {.g = g, .n = 2 * hist_len, .ng = (int)ngs[i], .out = out};
       double call_s = 0.0;
       rc = time_calls(gpu_call, &c, min_time, &call_s, err);
-      if (rc == SE_OK)
+      if (rc == SE_OK) {
+        const double dev = c.device_s / (double)(c.calls > 0 ? c.calls : 1);
+        printf("# %s %s ng %d: kernels %.3f ms per call (device events: product + chunk "
+               "reduction), %.0f GB/s of values\n",
+               t->prec, kinds[k].name, c.ng, 1e3 * dev, t->values * size / dev / 1e9);
         row(&gt, kinds[k].name, c.ng, call_s, t->values * size / c.ng);
+      }
     }
     se_tdbem_cuda_destroy(g);
   }

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "balance.h"
+#include "balance_history.h"
 #include "h5_util.h"
 #include "input_tdbem.h"
 #include "simengine/neurons.h"
@@ -25,9 +27,10 @@
 #define RUN_FLUSH_SECONDS 60.0
 
 /* The timed phases of a run: T_SUM is the wall time of the groups' summations, T_SUM_CPU the CPU
- * worker's part of it, T_SUM_GPU the slowest GPU worker's device time (the workers overlap). */
+ * workers' part of it, T_SUM_GPU the slowest GPU worker's device time (the workers overlap),
+ * T_BALANCE the balancer's updates and the moves of slices. */
 enum { T_READ, T_SETUP, T_SUM, T_RADIATE, T_REDUCE, T_SOLVE, T_OUTPUT, T_SUM_CPU, T_SUM_GPU,
-       T_COUNT };
+       T_BALANCE, T_COUNT };
 
 /* The GPU worker's operations (cuda/tdbem_cuda.h); NULL in a build without CUDA. */
 typedef struct se_tdbem_cuda *gpu_t;
@@ -36,7 +39,9 @@ typedef struct gpu_ops {
                 se_precision precision, int64_t hist_len, gpu_t *g, se_error *err);
   int (*set_interval)(gpu_t g, const se_tdbem_slices *s, const double *hist, se_error *err);
   int (*push)(gpu_t g, const double *a, int64_t m, se_error *err);
-  int (*sum_start)(gpu_t g, int64_t n, int ng, se_error *err);
+  int (*radiate_start)(gpu_t g, int p_max, se_error *err);
+  int (*radiate_finish)(gpu_t g, double *out, se_error *err);
+  int (*sum_start_known)(gpu_t g, int64_t n, int64_t known, int ng, se_error *err);
   int (*sum_finish)(gpu_t g, double *out, double *device_s, se_error *err);
   void (*destroy)(gpu_t g);
 } gpu_ops;
@@ -46,7 +51,9 @@ typedef struct gpu_ops {
 static const gpu_ops cuda_ops = {.create = se_tdbem_cuda_create,
                                  .set_interval = se_tdbem_cuda_set_interval,
                                  .push = se_tdbem_cuda_push,
-                                 .sum_start = se_tdbem_cuda_sum_start,
+                                 .radiate_start = se_tdbem_cuda_radiate_start,
+                                 .radiate_finish = se_tdbem_cuda_radiate_finish,
+                                 .sum_start_known = se_tdbem_cuda_sum_start_known,
                                  .sum_finish = se_tdbem_cuda_sum_finish,
                                  .destroy = se_tdbem_cuda_destroy};
 static const gpu_ops *const gpu_backend = &cuda_ops;
@@ -54,19 +61,26 @@ static const gpu_ops *const gpu_backend = &cuda_ops;
 static const gpu_ops *const gpu_backend = NULL;
 #endif
 
-/* The largest number of GPU workers per rank. */
-enum { RUN_GPUS_MAX = 16 };
+/* The largest number of GPU workers and of CPU workers per rank; the balancer's default number
+ * of updates. */
+enum { RUN_GPUS_MAX = 16, RUN_CPUS_MAX = 16, RUN_WORKERS_MAX = RUN_GPUS_MAX + RUN_CPUS_MAX,
+       RUN_BALANCE_ITERATIONS = 20 };
 
 /* Everything one rank holds during a run. */
 typedef struct run {
   MPI_Comm comm;
   int rank, size, ng;
   se_tdbem_run_options opt;
-  /* workers: bounds[0] = 0 .. bounds[1] the CPU worker's local slices, bounds[1 + w] ..
-   * bounds[2 + w] GPU worker w's (bounds[1 + gpus] = count) */
-  int gpus, gpus_loaded, push_rc;
-  int64_t bounds[RUN_GPUS_MAX + 2];
+  /* workers: worker w holds the local slices bounds[w] .. bounds[w + 1] - 1; workers 0 ..
+   * n_cpu - 1 are CPU workers, n_cpu + k is GPU worker k (bounds[n_workers] = count) */
+  int gpus, n_cpu, n_workers, gpus_loaded, push_rc, gpus_started;
+  int64_t bounds[RUN_WORKERS_MAX + 1];
   gpu_t gpu[RUN_GPUS_MAX];
+  double wtime[RUN_WORKERS_MAX]; /* each worker's time in the last group */
+  int balancing;                 /* r->bal is running */
+  se_balance bal;
+  se_balance_history history;
+  MPI_Comm m0_comm; /* the ranks solving with M0 (MPI_COMM_NULL on the others) */
   se_ordering kind; /* the unknown ordering of the marching */
   const char *input, *output;
   se_input_tdbem_t in;
@@ -80,7 +94,8 @@ typedef struct run {
   se_output_tdbem_t out;
   int64_t hist_len;
   double *hist;    /* [count x hist_len]: hist[j hist_len + m mod hist_len] = a_m(first + j) */
-  double *partial; /* [ng x N]: this rank's part of the summation vectors of the group */
+  double *partial; /* [2 ng x N]: this rank's part of the summation vectors of the group (rows
+                      0 .. ng-1) and of the next one (ng .. 2 ng - 1, being summed) */
   double *send;    /* [N + 1]: one partial vector and this rank's failure flag */
   double *a;       /* [N + 1]: rank 0: l_m - s_m, then a_m (original numbering); broadcast */
   double *a_local; /* [count]: a_m of this rank's unknowns, new numbering (for the radiation) */
@@ -101,7 +116,7 @@ static int allocate(run *r, se_error *err) {
   const int64_t n = r->meta.n;
   r->hist_len = r->meta.kmax + r->ng;
   SE_CALLOC(err, r->hist, r->count * r->hist_len, "the history of the rank's unknowns");
-  SE_CALLOC(err, r->partial, (int64_t)r->ng * n, "the partial summation vectors");
+  SE_CALLOC(err, r->partial, 2 * (int64_t)r->ng * n, "the partial summation vectors");
   SE_CALLOC(err, r->send, n + 1, "a partial summation vector");
   SE_CALLOC(err, r->a, n + 1, "the state vector");
   SE_CALLOC(err, r->a_local, r->count, "the rank's part of the state vector");
@@ -111,8 +126,7 @@ static int allocate(run *r, se_error *err) {
   r->illum_first = -1;
   if (r->rank == 0)
     SE_CALLOC(err, r->illum, (r->illum_rows > 0 ? r->illum_rows : 1) * n, "the illumination rows");
-  if (r->ng > 1)
-    SE_TRY(se_tdbem_slices_near(&r->slices, r->ng - 1, &r->near, err));
+  SE_TRY(se_tdbem_slices_near(&r->slices, 2 * r->ng - 1, &r->near, err));
   return SE_OK;
 }
 
@@ -128,62 +142,118 @@ static se_tdbem_slices slices_view(const se_tdbem_slices *s, int64_t j0, int64_t
   return v;
 }
 
-/* Moves the workers' boundaries to bounds[0 .. gpus + 1] (local slices, bounds[0] = 0,
- * bounds[gpus + 1] = count, not decreasing): each GPU worker whose interval changed receives its
- * new slices and their history (between steps: the history is complete up to the last step).
- * The dynamic balancing calls it between iterations. Not collective. */
+/* Moves the workers' boundaries to bounds[0 .. n_workers] (local slices, bounds[0] = 0,
+ * bounds[n_workers] = count, not decreasing): each GPU worker whose interval changed receives its
+ * new slices and their history (between steps: the history is complete up to the last step; the
+ * worker rebuilds its whole image). The dynamic balancing calls it between groups. Not
+ * collective. */
 static int set_worker_bounds(run *r, const int64_t *bounds, se_error *err) {
-  if (bounds[0] != 0 || bounds[r->gpus + 1] != r->count)
+  if (bounds[0] != 0 || bounds[r->n_workers] != r->count)
     SE_FAIL(err, SE_ERR_ARG, "worker bounds must cover the rank's %lld slices", (long long)r->count);
-  for (int w = 0; w <= r->gpus; w++)
+  for (int w = 0; w < r->n_workers; w++)
     if (bounds[w + 1] < bounds[w])
       SE_FAIL(err, SE_ERR_ARG, "worker bounds decrease at worker %d", w);
-  for (int w = 0; w < r->gpus; w++) {
-    const int64_t j0 = bounds[1 + w], c = bounds[2 + w] - j0;
-    if (r->gpus_loaded && j0 == r->bounds[1 + w] && c == r->bounds[2 + w] - r->bounds[1 + w])
+  for (int k = 0; k < r->gpus; k++) {
+    const int w = r->n_cpu + k;
+    const int64_t j0 = bounds[w], c = bounds[w + 1] - j0;
+    if (r->gpus_loaded && j0 == r->bounds[w] && c == r->bounds[w + 1] - r->bounds[w])
       continue;
     const se_tdbem_slices v = slices_view(&r->slices, j0, c);
-    SE_TRY(gpu_backend->set_interval(r->gpu[w], &v, r->hist + j0 * r->hist_len, err));
+    SE_TRY(gpu_backend->set_interval(r->gpu[k], &v, r->hist + j0 * r->hist_len, err));
   }
-  memcpy(r->bounds, bounds, (size_t)(r->gpus + 2) * sizeof *bounds);
+  memcpy(r->bounds, bounds, (size_t)(r->n_workers + 1) * sizeof *bounds);
+  r->gpus_loaded = 1;
   return SE_OK;
 }
 
-/* The static split: the GPU workers get gpu_fraction of the rank's stored values (equal shares,
- * contiguous, after the CPU worker's part); creates the GPU workers on the rank's devices. */
+/* The most slices each worker may hold (-1: no cap): a GPU worker what fits in 80% of its
+ * device's free memory shared by the node's GPU workers on it, at the rank's mean bytes per
+ * slice (values with 20% for the blocks, the history, the near field). */
+static int worker_caps(run *r, int node_rank, int node_size, int64_t *caps, se_error *err) {
+  const int64_t *sp = r->slices.slice_ptr, *vp = r->slices.val_ptr;
+  const double size = r->meta.precision == SE_PRECISION_SINGLE ? 4.0 : 8.0;
+  const double values = r->count > 0 ? (double)(vp[sp[r->count]] - vp[sp[0]]) : 0.0;
+  const double per_slice =
+      r->count > 0 ? (1.2 * values * size + 8.0 * (double)(r->count * r->hist_len) +
+                      8.0 * (double)r->near.n_values) / (double)r->count + 1.0
+                   : 1.0;
+  const int visible = se_gpu_count() > 0 ? se_gpu_count() : 1;
+  const int sharers = (node_size * r->gpus + visible - 1) / visible;
+  for (int w = 0; w < r->n_workers; w++)
+    caps[w] = -1;
+  for (int k = 0; k < r->gpus; k++) {
+    size_t free_bytes = 0, total = 0;
+    int device = 0;
+    SE_TRY(se_gpu_device_for_rank(node_rank, r->gpus, k, &device, err));
+    SE_TRY(se_gpu_memory(device, &free_bytes, &total, err));
+    const double fit = 0.8 * (double)free_bytes / (double)(sharers > 0 ? sharers : 1) / per_slice;
+    caps[r->n_cpu + k] = fit < 1.0 ? 1 : (fit > (double)r->count ? r->count : (int64_t)fit);
+  }
+  return SE_OK;
+}
+
+/* Creates the GPU workers on the rank's devices and splits the slices: statically, the GPU
+ * workers get gpu_fraction of the rank's stored values and the CPU workers the rest (equal
+ * shares, contiguous, CPU workers first); with balancing, the balancer starts from that split
+ * when every worker has a slice within its cap, else from its own. Not collective. */
 static int workers_create(run *r, se_error *err) {
-  r->bounds[0] = 0;
-  r->bounds[1] = r->count;
-  if (r->gpus == 0)
-    return SE_OK;
   MPI_Comm node;
-  int node_rank = 0;
+  int node_rank = 0, node_size = 1;
   SE_MPI_CHECK(err, MPI_Comm_split_type(r->comm, MPI_COMM_TYPE_SHARED, r->rank, MPI_INFO_NULL, &node));
   int mpi_rc = MPI_Comm_rank(node, &node_rank);
+  if (mpi_rc == MPI_SUCCESS)
+    mpi_rc = MPI_Comm_size(node, &node_size);
   MPI_Comm_free(&node);
   if (mpi_rc != MPI_SUCCESS)
     SE_FAIL(err, SE_ERR_MPI, "MPI_Comm_rank of the node communicator failed");
-  for (int w = 0; w < r->gpus; w++) {
+  char *names = r->history.names; /* "cpu" or "cpu0,cpu1,..", then "cuda:D" per GPU worker */
+  const size_t room = sizeof r->history.names;
+  for (int w = 0; w < r->n_cpu; w++)
+    snprintf(names + strlen(names), room - strlen(names), r->n_cpu > 1 ? "%scpu%d" : "%scpu",
+             w ? "," : "", w);
+  for (int k = 0; k < r->gpus; k++) {
     int device = 0;
-    SE_TRY(se_gpu_device_for_rank(node_rank, r->gpus, w, &device, err));
+    SE_TRY(se_gpu_device_for_rank(node_rank, r->gpus, k, &device, err));
+    snprintf(names + strlen(names), room - strlen(names), ",cuda:%d", device);
     SE_TRY(gpu_backend->create(device, r->opt.kernel, r->opt.bc, r->meta.n, r->meta.kmax,
-                               r->meta.precision, r->hist_len, &r->gpu[w], err));
+                               r->meta.precision, r->hist_len, &r->gpu[k], err));
   }
-  /* targets in stored values: the CPU worker (1 - F) of the total, each GPU F / gpus */
+  /* the static split: cumulative targets in stored values */
   const int64_t *sp = r->slices.slice_ptr, *vp = r->slices.val_ptr;
   const double total = r->count > 0 ? (double)(vp[sp[r->count]] - vp[sp[0]]) : 0.0;
-  int64_t bounds[RUN_GPUS_MAX + 2], j = 0;
+  const double f = r->gpus > 0 ? r->opt.gpu_fraction : 0.0;
+  int64_t bounds[RUN_WORKERS_MAX + 1], j = 0;
   bounds[0] = 0;
-  for (int w = 0; w <= r->gpus; w++) {
-    const double target = total * ((1.0 - r->opt.gpu_fraction) +
-                                   r->opt.gpu_fraction * (double)w / (double)r->gpus);
-    while (j < r->count && (double)(vp[sp[j]] - vp[sp[0]]) < target - 0.5)
+  for (int w = 0; w < r->n_workers; w++) {
+    const double share = w < r->n_cpu ? (1.0 - f) * (double)(w + 1) / (double)r->n_cpu
+                                      : (1.0 - f) + f * (double)(w + 1 - r->n_cpu) / (double)r->gpus;
+    while (j < r->count && (double)(vp[sp[j]] - vp[sp[0]]) < total * share - 0.5)
       j++;
-    bounds[w + 1] = w == r->gpus ? r->count : j;
+    bounds[w + 1] = w == r->n_workers - 1 ? r->count : j;
   }
-  SE_TRY(set_worker_bounds(r, bounds, err));
-  r->gpus_loaded = 1;
-  return SE_OK;
+  if (r->opt.balance > 0) {
+    int64_t caps[RUN_WORKERS_MAX];
+    SE_TRY(worker_caps(r, node_rank, node_size, caps, err));
+    if (se_balance_init(&r->bal, r->n_workers, r->count, caps,
+                        (se_balance_method)(r->opt.balance - 1),
+                        r->opt.balance_iterations > 0 ? r->opt.balance_iterations
+                                                      : RUN_BALANCE_ITERATIONS,
+                        err) != SE_OK)
+      return se_error_prepend(err, "balancing the rank's %lld slices over its %d workers: ",
+                              (long long)r->count, r->n_workers);
+    r->balancing = 1;
+    int fits = 1;
+    for (int w = 0; w < r->n_workers; w++)
+      fits &= bounds[w + 1] > bounds[w] && (caps[w] < 0 || bounds[w + 1] - bounds[w] <= caps[w]);
+    for (int w = 0; w < r->n_workers; w++) {
+      int64_t first, last;
+      if (fits)
+        r->bal.counts[w] = bounds[w + 1] - bounds[w];
+      se_balance_interval(&r->bal, w, &first, &last);
+      bounds[w + 1] = last + 1;
+    }
+  }
+  return set_worker_bounds(r, bounds, err);
 }
 
 /* The name of an ordering, as --ordering spells it. */
@@ -391,10 +461,18 @@ static int set_up(run *r, se_error *err) {
   start = lap(r, T_READ, start);
   se_tdbem_m0 m0;
   SE_TRY(se_input_tdbem_read_m0(r->in, &m0, err));
-  int rc = se_tdbem_m0_create(r->comm, r->rank == 0 ? &m0 : NULL, &r->solver, r->ordering,
-                              sizeof r->ordering, err);
+  const int m0_ranks = r->opt.m0_ranks >= 1 && r->opt.m0_ranks < r->size ? r->opt.m0_ranks : r->size;
+  int rc = MPI_Comm_split(r->comm, r->rank < m0_ranks ? 0 : MPI_UNDEFINED, r->rank, &r->m0_comm) ==
+                   MPI_SUCCESS
+               ? SE_OK
+               : se_error_set(err, SE_ERR_MPI, __FILE__, __LINE__, __func__,
+                              "MPI_Comm_split of the M0 ranks failed");
+  if (rc == SE_OK && r->m0_comm != MPI_COMM_NULL)
+    rc = se_tdbem_m0_create(r->m0_comm, r->rank == 0 ? &m0 : NULL, &r->solver, r->ordering,
+                            sizeof r->ordering, err);
   se_tdbem_m0_free(&m0);
-  SE_TRY(rc);
+  SE_TRY(se_mpi_agree(r->comm, rc, err));
+  SE_MPI_CHECK(err, MPI_Bcast(r->ordering, (int)sizeof r->ordering, MPI_CHAR, 0, r->comm));
   SE_TRY(se_mpi_agree(r->comm, allocate(r, err), err));
   SE_TRY(se_mpi_agree(r->comm, workers_create(r, err), err));
   int64_t rows = RUN_OUTPUT_BYTES / (8 * (r->count > 0 ? r->count : 1));
@@ -438,19 +516,19 @@ static int step(run *r, int64_t n, int q, int local_rc, se_error *err) {
       r->a[r->perm[u]] = l[r->perm[u]] - r->send[u];
   }
   start = lap(r, T_REDUCE, start);
-  SE_TRY(se_tdbem_m0_solve(r->solver, r->a, err));
+  const int solve_rc = r->solver ? se_tdbem_m0_solve(r->solver, r->a, err) : SE_OK;
   start = lap(r, T_SOLVE, start);
   int64_t bad = -1;
   if (r->rank == 0) {
-    for (int64_t i = 0; i < N && bad < 0; i++)
+    for (int64_t i = 0; i < N && bad < 0 && solve_rc == SE_OK; i++)
       if (!isfinite(r->a[i]))
         bad = i;
-    r->a[N] = r->send[N] > 0 ? 1 : (bad >= 0 ? 2 : 0);
+    r->a[N] = r->send[N] > 0 ? 1 : solve_rc != SE_OK ? 3 : (bad >= 0 ? 2 : 0);
   }
   SE_MPI_CHECK(err, MPI_Bcast(r->a, (int)(N + 1), MPI_DOUBLE, 0, r->comm));
   lap(r, T_REDUCE, start);
   if (r->a[N] != 0) { /* every rank is here: agree on the failing rank's message */
-    int rc = local_rc;
+    int rc = local_rc != SE_OK ? local_rc : solve_rc;
     if (r->rank == 0 && bad >= 0 && rc == SE_OK)
       rc = se_error_set(err, SE_ERR_NUMERIC, __FILE__, __LINE__, __func__,
                         "%s: a_%lld(%lld) = %g is not finite: the marching diverged", r->input,
@@ -462,59 +540,147 @@ static int step(run *r, int64_t n, int q, int local_rc, se_error *err) {
     r->hist[j * r->hist_len + m % r->hist_len] = r->a_local[j];
   }
   /* the GPU workers' histories; a failure travels with the next reduction (r->push_rc) */
-  for (int w = 0; w < r->gpus && r->push_rc == SE_OK; w++)
-    r->push_rc = gpu_backend->push(r->gpu[w], r->a_local + r->bounds[1 + w], m, err);
+  for (int k = 0; k < r->gpus && r->push_rc == SE_OK; k++)
+    r->push_rc = gpu_backend->push(r->gpu[k], r->a_local + r->bounds[r->n_cpu + k], m, err);
   start = MPI_Wtime(); /* the output's columns: the same interval in the original numbering */
   SE_TRY(se_output_tdbem_append(r->out, r->a + r->first, err));
   lap(r, T_OUTPUT, start);
   return SE_OK;
 }
 
-/* The rank's part of the group's ng summation vectors into r->partial: the GPU workers' sums are
- * started first, the CPU worker sums its slices meanwhile, then the GPU sums are added. Every
- * GPU worker is waited for, also after a failure. Not collective. */
-static int sum_group(run *r, int64_t n, se_error *err) {
-  int rc = SE_OK, started = 0;
-  for (; started < r->gpus && rc == SE_OK; started++)
-    rc = gpu_backend->sum_start(r->gpu[started], n, r->ng, err);
-  const double start = MPI_Wtime();
-  if (rc == SE_OK && r->bounds[1] > 0) {
-    const se_tdbem_slices v = slices_view(&r->slices, 0, r->bounds[1]);
-    rc = se_tdbem_sum_cpu(&v, r->hist, r->hist_len, n, r->ng, r->partial, err);
+/* Starts the rank's part of the ng summation vectors at time n counting a_m for m < known (the
+ * next group's product while the current group is solved) into r->partial rows ng .. 2 ng - 1:
+ * the GPU workers' products are started, then the CPU workers sum their slices (one after the
+ * other; r->wtime receives their wall times). Not collective. */
+static int sum_begin(run *r, int64_t n, int64_t known, se_error *err) {
+  double *out = r->partial + (int64_t)r->ng * r->meta.n;
+  int rc = SE_OK;
+  for (r->gpus_started = 0; r->gpus_started < r->gpus && rc == SE_OK; r->gpus_started++)
+    rc = gpu_backend->sum_start_known(r->gpu[r->gpus_started], n, known, r->ng, err);
+  for (int w = 0; w < r->n_cpu; w++) {
+    const double start = MPI_Wtime();
+    if (rc == SE_OK && r->bounds[w + 1] > r->bounds[w]) {
+      const se_tdbem_slices v = slices_view(&r->slices, r->bounds[w], r->bounds[w + 1] - r->bounds[w]);
+      rc = se_tdbem_sum_cpu_known(&v, r->hist + r->bounds[w] * r->hist_len, r->hist_len, n, known,
+                                  r->ng, out, err);
+    }
+    r->wtime[w] = lap(r, T_SUM_CPU, start) - start;
   }
-  lap(r, T_SUM_CPU, start);
+  return rc;
+}
+
+/* Waits for the GPU workers' products started by sum_begin and adds them to r->partial rows
+ * ng .. 2 ng - 1 (r->wtime: their device times). Every started worker is waited for, also after
+ * a failure (rc: the failure so far, kept). Not collective. */
+static int sum_end(run *r, int rc, se_error *err) {
   double slowest = 0.0;
-  for (int w = 0; w < started; w++) {
+  for (int k = 0; k < r->gpus_started; k++) {
     double device_s = 0.0;
     se_error scratch;
-    int wrc = gpu_backend->sum_finish(r->gpu[w], r->partial, &device_s, rc == SE_OK ? err : &scratch);
+    const int wrc = gpu_backend->sum_finish(r->gpu[k], r->partial + (int64_t)r->ng * r->meta.n,
+                                            &device_s, rc == SE_OK ? err : &scratch);
     rc = rc == SE_OK ? wrc : rc;
+    r->wtime[r->n_cpu + k] = device_s;
     slowest = device_s > slowest ? device_s : slowest;
   }
+  r->gpus_started = 0;
   r->time[T_SUM_GPU] += slowest;
   return rc;
 }
 
-/* Marches every step: groups of ng steps, one multi-vector/vector product per group. */
+/* The radiation of a_m (the group's step q) into the vectors q + 1 .. 2 ng - 1 still open (this
+ * group's and the next one's, whose product counts a_m only before this group): each GPU worker
+ * radiates its slices on the device (started first), the CPU workers' slices on the host
+ * meanwhile. Not collective. */
+static int radiate(run *r, int q, se_error *err) {
+  const int64_t N = r->meta.n;
+  const int p_max = 2 * r->ng - 1 - q;
+  double *out = r->partial + (q + 1) * N;
+  int rc = SE_OK, started = 0;
+  for (; started < r->gpus && rc == SE_OK; started++)
+    rc = gpu_backend->radiate_start(r->gpu[started], p_max, err);
+  if (rc == SE_OK && r->bounds[r->n_cpu] > 0) {
+    const se_tdbem_slices v = slices_view(&r->near, 0, r->bounds[r->n_cpu]);
+    rc = se_tdbem_radiate_cpu(&v, r->a_local, p_max, out, err);
+  }
+  for (int k = 0; k < started; k++) {
+    se_error scratch;
+    const int wrc = gpu_backend->radiate_finish(r->gpu[k], out, rc == SE_OK ? err : &scratch);
+    rc = rc == SE_OK ? wrc : rc;
+  }
+  return rc;
+}
+
+/* After each group: appends the workers' intervals and times to the history; with balancing,
+ * updates the balancer and moves the slices (rank 0 prints the iteration until the balancer has
+ * kept its best split). Not collective. */
+static int balance_group(run *r, se_error *err) {
+  const double start = MPI_Wtime();
+  int64_t first[RUN_WORKERS_MAX], last[RUN_WORKERS_MAX], bounds[RUN_WORKERS_MAX + 1];
+  for (int w = 0; w < r->n_workers; w++) {
+    first[w] = r->bounds[w];
+    last[w] = r->bounds[w + 1] - 1;
+  }
+  SE_TRY(se_balance_history_append(&r->history, first, last, r->wtime, err));
+  if (!r->balancing)
+    return SE_OK;
+  const int was_frozen = r->bal.frozen;
+  SE_TRY(se_balance_update(&r->bal, r->wtime, err));
+  bounds[0] = 0;
+  for (int w = 0; w < r->n_workers; w++) {
+    int64_t a, b;
+    se_balance_interval(&r->bal, w, &a, &b);
+    bounds[w + 1] = b + 1;
+  }
+  SE_TRY(set_worker_bounds(r, bounds, err));
+  lap(r, T_BALANCE, start);
+  if (r->rank == 0 && !was_frozen) {
+    printf("simengine: tdbem balance iteration %lld: times", (long long)r->history.n_iterations);
+    for (int w = 0; w < r->n_workers; w++)
+      printf(" %.4f", r->wtime[w]);
+    printf(" s (%s); next slices", r->history.names);
+    for (int w = 0; w < r->n_workers; w++)
+      printf(" %lld", (long long)(bounds[w + 1] - bounds[w]));
+    printf("%s\n", r->bal.frozen ? " (kept the best split)" : "");
+    fflush(stdout);
+  }
+  return SE_OK;
+}
+
+/* Marches every step: groups of ng steps, one multi-vector/vector product per group, pipelined:
+ * the product of group n + ng (counting a_m, m < n) runs on the GPU workers while group n is
+ * solved; each new a_m is radiated into the 2 ng - 1 vectors after it, which completes them
+ * (docs/tdbem.md Section 14). */
 static int march(run *r, se_error *err) {
-  const int64_t N = r->meta.n, steps = r->meta.steps;
+  const int64_t N = r->meta.n, steps = r->meta.steps, rows = (int64_t)r->ng * N;
   double run_start = MPI_Wtime(), last_progress = run_start;
   for (int64_t n = 0; n < steps; n += r->ng) {
+    const int more = n + r->ng < steps;
     double start = MPI_Wtime();
-    memset(r->partial, 0, (size_t)(r->ng * N) * sizeof *r->partial);
-    int local_rc = sum_group(r, n, err);
+    int local_rc = more ? sum_begin(r, n + r->ng, n, err) : SE_OK;
     lap(r, T_SUM, start);
     for (int q = 0; q < r->ng && n + q < steps; q++) {
-      SE_TRY(step(r, n, q, local_rc, err));
+      int rc = step(r, n, q, local_rc, err);
+      if (rc != SE_OK) {
+        se_error scratch;
+        sum_end(r, rc, &scratch);
+        return rc;
+      }
       local_rc = local_rc == SE_OK ? r->push_rc : local_rc;
-      if (q + 1 < r->ng && r->count > 0 && local_rc == SE_OK) { /* a_{n+q} into s~_{n+q+1 ..} */
+      if (r->count > 0 && local_rc == SE_OK) { /* a_{n+q} into s~_{n+q+1 .. n+2ng-1} */
         start = MPI_Wtime();
-        local_rc = se_tdbem_radiate_cpu(&r->near, r->a_local, r->ng - 1 - q,
-                                        r->partial + (q + 1) * N, err);
+        local_rc = radiate(r, q, err);
         lap(r, T_RADIATE, start);
       }
     }
-    SE_TRY(se_mpi_agree(r->comm, local_rc, err)); /* a failure in the group's last radiation */
+    start = MPI_Wtime();
+    local_rc = sum_end(r, local_rc, err);
+    lap(r, T_SUM, start);
+    memcpy(r->partial, r->partial + rows, (size_t)rows * sizeof *r->partial);
+    memset(r->partial + rows, 0, (size_t)rows * sizeof *r->partial);
+    if (local_rc == SE_OK && more)
+      local_rc = balance_group(r, err);
+    SE_TRY(se_mpi_agree(r->comm, local_rc, err)); /* a failure in the last radiation or move */
     double now = MPI_Wtime();
     int64_t done = n + r->ng < steps ? n + r->ng : steps;
     if (r->rank == 0 && (now - last_progress >= RUN_PROGRESS_SECONDS || done == steps)) {
@@ -529,19 +695,26 @@ static int march(run *r, se_error *err) {
   return SE_OK;
 }
 
-/* Writes the /simengine attributes (timings: the largest over the ranks). Collective. */
+/* The name of a balancing method as --balance spells it. */
+static const char *balance_name(int balance) {
+  return balance == 1 + SE_BALANCE_PAPER ? "paper" : balance == 1 + SE_BALANCE_RATE ? "rate" : "off";
+}
+
+/* Writes the /simengine attributes (timings: the largest over the ranks) and the balancing
+ * history. Collective. */
 static int write_meta(run *r, se_error *err) {
   double most[T_COUNT];
   SE_MPI_CHECK(err, MPI_Allreduce(r->time, most, T_COUNT, MPI_DOUBLE, MPI_MAX, r->comm));
   static const char *const names[T_COUNT] = {
       "time_read_s",   "time_setup_s", "time_sum_s",     "time_radiate_s",  "time_reduce_s",
-      "time_solve_s",  "time_output_s", "time_sum_cpu_s", "time_sum_gpu_s"};
+      "time_solve_s",  "time_output_s", "time_sum_cpu_s", "time_sum_gpu_s", "time_balance_s"};
   if (r->rank == 0) {
     printf(
         "simengine: tdbem times (s, slowest rank): read %.2f, setup %.2f, sum %.2f (CPU worker "
-        "%.2f, GPU workers %.2f), radiate %.2f, reduce %.2f, solve %.2f, output %.2f\n",
+        "%.2f, GPU workers %.2f), radiate %.2f, reduce %.2f, solve %.2f, output %.2f, balance "
+        "%.2f\n",
         most[T_READ], most[T_SETUP], most[T_SUM], most[T_SUM_CPU], most[T_SUM_GPU],
-        most[T_RADIATE], most[T_REDUCE], most[T_SOLVE], most[T_OUTPUT]);
+        most[T_RADIATE], most[T_REDUCE], most[T_SOLVE], most[T_OUTPUT], most[T_BALANCE]);
     fflush(stdout);
   }
   SE_TRY(se_output_tdbem_meta_string(r->out, "version", SIMENGINE_VERSION, err));
@@ -555,6 +728,14 @@ static int write_meta(run *r, se_error *err) {
   SE_TRY(se_output_tdbem_meta_int(r->out, "threads_per_rank", omp_get_max_threads(), err));
   SE_TRY(se_output_tdbem_meta_int(r->out, "ng", r->ng, err));
   SE_TRY(se_output_tdbem_meta_int(r->out, "gpus_per_rank", r->gpus, err));
+  SE_TRY(se_output_tdbem_meta_int(r->out, "cpu_workers_per_rank", r->n_cpu, err));
+  SE_TRY(se_output_tdbem_meta_string(r->out, "balance", balance_name(r->opt.balance), err));
+  SE_TRY(se_output_tdbem_meta_int(r->out, "m0_ranks",
+                                  r->opt.m0_ranks >= 1 && r->opt.m0_ranks < r->size ? r->opt.m0_ranks
+                                                                                   : r->size,
+                                  err));
+  SE_TRY(se_output_tdbem_balance_history(r->out, &r->history, balance_name(r->opt.balance), r->ng,
+                                         err));
   SE_TRY(se_output_tdbem_meta_double(r->out, "gpu_fraction", r->gpus > 0 ? r->opt.gpu_fraction : 0.0,
                                      err));
   SE_TRY(se_output_tdbem_meta_string(r->out, "gpu_kernel",
@@ -581,6 +762,10 @@ static int tear_down(run *r, int rc, se_error *err) {
   }
   if (r->solver)
     se_tdbem_m0_destroy(r->solver);
+  if (r->m0_comm != MPI_COMM_NULL)
+    MPI_Comm_free(&r->m0_comm);
+  se_balance_free(&r->bal);
+  se_balance_history_free(&r->history);
   if (r->in) {
     int crc = se_input_tdbem_close(r->in, rc == SE_OK ? err : &scratch);
     rc = rc != SE_OK ? rc : crc;
@@ -637,7 +822,8 @@ int se_tdbem_run_workers(const char *input, const char *output, MPI_Comm comm,
                          const se_tdbem_run_options *opt, se_error *err) {
   const int ng = opt->ng;
   const se_ordering ordering = opt->ordering;
-  run r = {.comm = comm, .ng = ng, .kind = ordering, .input = input, .output = output, .opt = *opt};
+  run r = {.comm = comm, .ng = ng, .kind = ordering, .input = input, .output = output, .opt = *opt,
+           .m0_comm = MPI_COMM_NULL};
   SE_MPI_CHECK(err, MPI_Comm_rank(comm, &r.rank));
   SE_MPI_CHECK(err, MPI_Comm_size(comm, &r.size));
   int rc = SE_OK;
@@ -650,9 +836,16 @@ int se_tdbem_run_workers(const char *input, const char *output, MPI_Comm comm,
            ordering != SE_ORDER_HILBERT)
     rc = se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__,
                       "unknown ordering %d (original, Morton or Hilbert)", (int)ordering);
+  else if (opt->cpu_workers > RUN_CPUS_MAX || opt->balance < 0 || opt->balance > 2)
+    rc = se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__,
+                      "%d CPU workers (at most %d), balance %d (0 off, 1 paper, 2 rate)",
+                      opt->cpu_workers, RUN_CPUS_MAX, opt->balance);
   else
     rc = gpus_per_rank(opt, comm, r.rank, &r.gpus, err);
   SE_TRY(se_mpi_agree(comm, rc, err));
+  r.n_cpu = opt->cpu_workers > 1 ? opt->cpu_workers : 1;
+  r.n_workers = r.n_cpu + r.gpus;
+  r.history.n_workers = r.n_workers;
   rc = set_up(&r, err);
   if (rc == SE_OK && r.rank == 0) {
     printf(
@@ -665,9 +858,10 @@ int se_tdbem_run_workers(const char *input, const char *output, MPI_Comm comm,
            ordering_name(r.kind), r.quality[1], r.quality[0]);
     if (r.gpus > 0)
       printf("simengine: tdbem workers per rank: CPU + %d GPU (%s), GPU share %.3f of the values; "
-             "rank 0: CPU slices %lld, GPU slices %lld\n",
+             "rank 0: CPU slices %lld, GPU slices %lld; balance %s\n",
              r.gpus, opt->kernel == SE_TDBEM_GPU_FB ? "Full-Blocking" : "Contiguous-Blocking",
-             opt->gpu_fraction, (long long)r.bounds[1], (long long)(r.count - r.bounds[1]));
+             opt->gpu_fraction, (long long)r.bounds[r.n_cpu],
+             (long long)(r.count - r.bounds[r.n_cpu]), balance_name(opt->balance));
     fflush(stdout);
   }
   if (rc == SE_OK)

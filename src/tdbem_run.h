@@ -38,13 +38,24 @@ typedef struct se_tdbem_run_options {
                                  (split equally between them by values), in [0, 1] */
   se_tdbem_gpu_kernel kernel; /* the GPU summation kernel */
   int bc;                     /* Full-Blocking block width, 16 or 32 */
+  int cpu_workers;            /* CPU workers (< 1: 1); several only to test the balancing on a
+                                 machine without GPU (they run one after the other) */
+  int balance;                /* 0: static split; 1 + se_balance_method (partition/balance.h):
+                                 the workers' intervals move after every group of ng steps */
+  int balance_iterations;     /* updates before the balancer keeps the best split (< 1: 20) */
+  int m0_ranks;               /* ranks 0 .. m0_ranks-1 solve with M0 (MUMPS); < 1: all */
 } se_tdbem_run_options;
 
 /* se_tdbem_run with workers: as se_tdbem_run, the summation of each group split between the CPU
- * worker and the GPU workers (started on the GPUs first, then the CPU worker's part; the partial
- * sums are added every group before the steps' reduction over the ranks). Rank r of a node uses
- * devices (r * gpus + k) mod (visible devices). Fails on every rank when GPUs are asked for and
- * none is visible or the build has no CUDA. Collective over comm. */
+ * worker(s) and the GPU workers (started on the GPUs first, then the CPU workers' parts; the
+ * partial sums are added every group before the steps' reduction over the ranks); the radiation
+ * likewise (each GPU worker radiates its slices on the device). Rank r of a node uses devices
+ * (r * gpus + k) mod (visible devices). With balance, each group is an iteration of the dynamic
+ * balancer over the rank's slices (items; GPU caps from the device's free memory): the workers'
+ * times (CPU: wall clock of its summation, GPU: device time of its kernels) go to
+ * se_balance_update and the slices move before the next group; the per-iteration history is
+ * written to /simengine/balance of the output (io/balance_history.h). Fails on every rank when
+ * GPUs are asked for and none is visible or the build has no CUDA. Collective over comm. */
 int se_tdbem_run_workers(const char *input, const char *output, MPI_Comm comm,
                          const se_tdbem_run_options *opt, se_error *err);
 

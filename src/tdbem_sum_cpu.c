@@ -81,9 +81,10 @@ SE_ALWAYS_INLINE double value_at(const void *val, int64_t v, int single) {
 }
 
 /* The multi-vector/vector products of the rows [r0, r1) for ng vectors at time n (see
- * se_tdbem_sum_cpu). For each slice, the row-vectors of those rows span k in [pmin, pmax]; the
- * window holds the past values they meet, in time order:
- *   win[x] = a_{n + x - pmax}(j) for 0 <= n + x - pmax < n, and 0 otherwise (future or before 0),
+ * se_tdbem_sum_cpu_known). For each slice, the row-vectors of those rows span k in [pmin, pmax];
+ * the window holds the past values they meet, in time order:
+ *   win[x] = a_{n + x - pmax}(j) for 0 <= n + x - pmax < known, and 0 otherwise (not known yet,
+ *   or before 0),
  *   x = 0 .. pmax - pmin + ng - 1,
  * so that the term of row-vector value t (k = kstart + t) in vector q reads
  * win[pmax - kstart - t + q]: for fixed t the ng vectors read ng consecutive window entries.
@@ -94,7 +95,7 @@ SE_ALWAYS_INLINE double value_at(const void *val, int64_t v, int single) {
  * out + (the slices' terms in slice order) whatever the thread count. Returns 0, or 1 when a
  * row-vector leaves k in [1, kmax]. */
 SE_ALWAYS_INLINE int sum_rows(const se_tdbem_slices *s, const double *restrict hist,
-                              int64_t hist_len, int64_t n, int64_t r0, int64_t r1,
+                              int64_t hist_len, int64_t n, int64_t known, int64_t r0, int64_t r1,
                               double *restrict win, double *restrict part,
                               double *restrict out, const int ng, const int single) {
   const int64_t N = s->n, rows = r1 - r0;
@@ -117,7 +118,7 @@ SE_ALWAYS_INLINE int sum_rows(const se_tdbem_slices *s, const double *restrict h
     const double *restrict h = hist + j * hist_len;
     int64_t m = n - pmax, slot = m > 0 ? m % hist_len : 0;
     for (int64_t x = 0; x < wlen; x++, m++) {
-      if (m >= 0 && m < n) {
+      if (m >= 0 && m < known) {
         win[x] = h[slot];
         slot = slot + 1 == hist_len ? 0 : slot + 1;
       } else {
@@ -150,19 +151,19 @@ SE_ALWAYS_INLINE int sum_rows(const se_tdbem_slices *s, const double *restrict h
 
 /* One summation kernel per (precision, ng): ng and the value type are constants inside. */
 typedef int (*sum_kernel)(const se_tdbem_slices *s, const double *hist, int64_t hist_len,
-                          int64_t n, int64_t r0, int64_t r1, double *win, double *part,
-                          double *out);
+                          int64_t n, int64_t known, int64_t r0, int64_t r1, double *win,
+                          double *part, double *out);
 
 #define SE_SUM_KERNELS(NG)                                                                      \
   static int sum_d##NG(const se_tdbem_slices *s, const double *hist, int64_t hist_len,         \
-                       int64_t n, int64_t r0, int64_t r1, double *win, double *part,           \
-                       double *out) {                                                           \
-    return sum_rows(s, hist, hist_len, n, r0, r1, win, part, out, NG, 0);                      \
+                       int64_t n, int64_t known, int64_t r0, int64_t r1, double *win,          \
+                       double *part, double *out) {                                             \
+    return sum_rows(s, hist, hist_len, n, known, r0, r1, win, part, out, NG, 0);               \
   }                                                                                             \
   static int sum_s##NG(const se_tdbem_slices *s, const double *hist, int64_t hist_len,         \
-                       int64_t n, int64_t r0, int64_t r1, double *win, double *part,           \
-                       double *out) {                                                           \
-    return sum_rows(s, hist, hist_len, n, r0, r1, win, part, out, NG, 1);                      \
+                       int64_t n, int64_t known, int64_t r0, int64_t r1, double *win,          \
+                       double *part, double *out) {                                             \
+    return sum_rows(s, hist, hist_len, n, known, r0, r1, win, part, out, NG, 1);               \
   }
 SE_SUM_KERNELS(1)
 SE_SUM_KERNELS(2)
@@ -208,7 +209,15 @@ static int check_slices(const se_tdbem_slices *s, se_error *err) {
 
 int se_tdbem_sum_cpu(const se_tdbem_slices *s, const double *hist, int64_t hist_len, int64_t n,
                      int ng, double *out, se_error *err) {
+  return se_tdbem_sum_cpu_known(s, hist, hist_len, n, n, ng, out, err);
+}
+
+int se_tdbem_sum_cpu_known(const se_tdbem_slices *s, const double *hist, int64_t hist_len,
+                           int64_t n, int64_t known, int ng, double *out, se_error *err) {
   SE_TRY(check_slices(s, err));
+  if (known > n || known < n - ng)
+    SE_FAIL(err, SE_ERR_ARG, "summation: known = %lld outside [n - ng, n] = [%lld, %lld]",
+            (long long)known, (long long)(n - ng), (long long)n);
   if (ng < 1 || ng > SE_TDBEM_NG_MAX)
     SE_FAIL(err, SE_ERR_ARG, "summation: ng = %d, expected 1 .. %d", ng, SE_TDBEM_NG_MAX);
   if (hist_len < s->kmax + ng)
@@ -236,8 +245,8 @@ int se_tdbem_sum_cpu(const se_tdbem_slices *s, const double *hist, int64_t hist_
   {
     const int64_t t = omp_get_thread_num(), threads = omp_get_num_threads();
     const int64_t r0 = s->n * t / threads, r1 = s->n * (t + 1) / threads;
-    bad |= kernel(s, hist, hist_len, n, r0, r1, win + t * wlen, part + ng * r0 + t * LINE_DOUBLES,
-                  out);
+    bad |= kernel(s, hist, hist_len, n, known, r0, r1, win + t * wlen,
+                  part + ng * r0 + t * LINE_DOUBLES, out);
   }
   free(part);
   free(win);

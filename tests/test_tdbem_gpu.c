@@ -2,7 +2,8 @@
  * against the CPU summation se_tdbem_sum_cpu and the front-ordered CSR reference: Full-Blocking
  * (16 and 32 columns) and Contiguous-Blocking, every ng in 1 .. 16, double and single values,
  * random cases (empty slices, missing rows, rows longer than a block, N not a multiple of 32) and a
- * generated sphere, sub-intervals, moved intervals and the history update. The accumulation is
+ * generated sphere, sub-intervals, moved intervals, the history update and the radiation of the
+ * near field on the device (se_tdbem_cuda_radiate_*). The accumulation is
  * double in both paths, so the bounds (1e-12 relative in double, 1e-5 in single, DESIGN.md) are
  * loose: the measured differences are rounding of the summation order (about 1e-15). Skips (77)
  * without a CUDA device or a CUDA build. */
@@ -25,6 +26,7 @@ int main(void) {
 #include "se_random.h"
 #include "tdbem_cuda.h"
 #include "tdbem_front_ref.h"
+#include "tdbem_sum_cpu.h"
 
 static void ok(int rc, const se_error *err, const char *what) {
   if (rc != SE_OK) {
@@ -108,7 +110,7 @@ static const struct {
 
 /* Every kernel and ng on the slices s (whole, then a sub-interval, then moved back) at times n in
  * {0, 3, kmax + 5} (n < ng, partial and full histories) against se_tdbem_sum_cpu; ng 1 also
- * against the front reference. */
+ * against the front reference; the radiation on the device against se_tdbem_radiate_cpu. */
 static void check_case(se_test_state *st, const se_tdbem_slices *s, const char *label) {
   const int64_t N = s->n, hist_len = s->kmax + 16;
   const double tol = s->precision == SE_PRECISION_SINGLE ? 1e-5 : 1e-12;
@@ -116,7 +118,7 @@ static void check_case(se_test_state *st, const se_tdbem_slices *s, const char *
   uint64_t rng = 99;
   for (int64_t x = 0; x < s->count * hist_len; x++)
     hist[x] = se_rand_uniform(&rng, -1, 1);
-  double *gpu = xcalloc(16 * (size_t)N, sizeof *gpu), *cpu = xcalloc(16 * (size_t)N, sizeof *cpu);
+  double *gpu = xcalloc(31 * (size_t)N, sizeof *gpu), *cpu = xcalloc(31 * (size_t)N, sizeof *cpu);
   const int64_t times[3] = {0, 3, s->kmax + 5};
   se_error err = {0};
   double worst = 0.0;
@@ -154,6 +156,17 @@ static void check_case(se_test_state *st, const se_tdbem_slices *s, const char *
       hist[j * hist_len + m % hist_len] = a[j];
     }
     ok(se_tdbem_cuda_push(g, a, m, &err), &err, "se_tdbem_cuda_push");
+    /* the radiation of that a_m on the device = se_tdbem_radiate_cpu, p_max 1, 11, 21, 31 */
+    for (int p_max = 1; p_max <= 31; p_max += 10) {
+      memset(gpu, 0, 31 * (size_t)N * sizeof *gpu);
+      memset(cpu, 0, 31 * (size_t)N * sizeof *cpu);
+      ok(se_tdbem_cuda_radiate_start(g, p_max, &err), &err, "radiate_start");
+      ok(se_tdbem_cuda_radiate_finish(g, gpu, &err), &err, "radiate_finish");
+      ok(se_tdbem_radiate_cpu(s, a, p_max, cpu, &err), &err, "se_tdbem_radiate_cpu");
+      const double e = max_rel(gpu, cpu, 31 * N);
+      SE_EXPECT(st, e <= tol, "%s %s radiation p_max %d: %.3g", label, kinds[k].name, p_max, e);
+    }
+    SE_EXPECT(st, se_tdbem_cuda_radiate_start(g, 32, &err) == SE_ERR_ARG, "radiation p_max 32");
     free(a);
     memset(gpu, 0, 16 * (size_t)N * sizeof *gpu);
     memset(cpu, 0, 16 * (size_t)N * sizeof *cpu);
@@ -162,6 +175,15 @@ static void check_case(se_test_state *st, const se_tdbem_slices *s, const char *
     ok(se_tdbem_sum_cpu(s, hist, hist_len, m + 1, 8, cpu, &err), &err, "se_tdbem_sum_cpu");
     const double e = max_rel(gpu, cpu, 8 * N);
     SE_EXPECT(st, e <= tol, "%s %s after push: %.3g", label, kinds[k].name, e);
+    /* the next group's product while a_{m-4} .. a_m are not known yet (known = m - 4) */
+    memset(gpu, 0, 16 * (size_t)N * sizeof *gpu);
+    memset(cpu, 0, 16 * (size_t)N * sizeof *cpu);
+    ok(se_tdbem_cuda_sum_start_known(g, m + 1, m - 4, 8, &err), &err, "sum_start_known");
+    ok(se_tdbem_cuda_sum_finish(g, gpu, NULL, &err), &err, "sum_finish");
+    ok(se_tdbem_sum_cpu_known(s, hist, hist_len, m + 1, m - 4, 8, cpu, &err), &err,
+       "se_tdbem_sum_cpu_known");
+    const double ek = max_rel(gpu, cpu, 8 * N);
+    SE_EXPECT(st, ek <= tol, "%s %s known = m - 4: %.3g", label, kinds[k].name, ek);
     se_tdbem_cuda_destroy(g);
   }
   /* ng 1 is the full s_n: the front reference (time-major history of the same values) */
