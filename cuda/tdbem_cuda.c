@@ -13,8 +13,10 @@
 
 /* Bytes of values built on the host and uploaded at once (pinned staging). */
 #define STAGE_BYTES ((int64_t)256 << 20)
-/* Largest number of summation vectors. */
-enum { NG_MAX = 16 };
+/* Largest number of summation vectors; most slices of a chunk (a CB run: a product's thread-block
+ * lives about its slices' records long, so that the radiation's blocks, on the priority stream,
+ * find free multiprocessors soon). */
+enum { NG_MAX = 16, CHUNK_SLICES = 128 };
 
 struct se_tdbem_cuda {
   int device, bc, tiles, chunks, win_max, ng;
@@ -33,7 +35,8 @@ struct se_tdbem_cuda {
   int near_p, rad_p;
   int64_t *near_row_ptr, *near_val_ptr;
   int32_t *near_col, *near_kk;
-  double *near_val, *rad_d;
+  void *near_val; /* the slices' precision */
+  double *rad_d;
   /* pinned host */
   double *out_h, *a_h, *rad_h;
 };
@@ -393,6 +396,8 @@ static int allocate_image(se_tdbem_cuda_t g, image_index *ix, se_error *err) {
   SE_CUDA_CHECK(err, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, g->device));
   const int64_t target = (int64_t)sms * 64; /* warps: enough to fill the device twice */
   int64_t chunks = (target + g->tiles - 1) / g->tiles;
+  const int64_t short_runs = (g->count + CHUNK_SLICES - 1) / CHUNK_SLICES;
+  chunks = chunks < short_runs ? short_runs : chunks;
   chunks = chunks < 1 ? 1 : (chunks > g->count ? g->count : chunks);
   g->chunk = (g->count + chunks - 1) / chunks;
   g->chunks = (int)((g->count + g->chunk - 1) / g->chunk);
@@ -554,10 +559,11 @@ static int fill_image_cb(se_tdbem_cuda_t g, const se_tdbem_slices *s, const imag
 }
 
 /* The near field of the slices s by rows (radiate_kernel's layout): the row-vectors with
- * kstart <= g->near_p, their values up to k = near_p converted to double; uploaded. */
+ * kstart <= g->near_p, their values up to k = near_p in the slices' precision; uploaded. */
 static int near_upload(se_tdbem_cuda_t g, const se_tdbem_slices *s, se_error *err) {
   const int64_t n = g->n, P = g->near_p, r0 = s->slice_ptr[0], r1 = s->slice_ptr[s->count];
   int64_t entries = 0, values = 0;
+#pragma omp parallel for reduction(+ : entries)
   for (int64_t r = r0; r < r1; r++)
     entries += s->kstart[r] <= P;
   int64_t *row_ptr = calloc((size_t)n + 1, sizeof *row_ptr);
@@ -565,7 +571,8 @@ static int near_upload(se_tdbem_cuda_t g, const se_tdbem_slices *s, se_error *er
   int64_t *vptr = malloc(((size_t)entries + 1) * sizeof *vptr);
   int32_t *col = malloc(((size_t)entries + 1) * sizeof *col);
   int32_t *kk = malloc(((size_t)entries + 1) * sizeof *kk);
-  double *val = NULL;
+  const size_t vsize = s->precision == SE_PRECISION_SINGLE ? sizeof(float) : sizeof(double);
+  unsigned char *val = NULL;
   int rc = row_ptr && near && vptr && col && kk ? SE_OK : SE_ERR_NOMEM;
   if (rc == SE_OK) {
     int64_t e = 0;
@@ -599,28 +606,29 @@ static int near_upload(se_tdbem_cuda_t g, const se_tdbem_slices *s, se_error *er
         values += kept;
       }
       vptr[entries] = values;
-      val = malloc(((size_t)values + 1) * sizeof *val);
+      val = malloc(((size_t)values + 1) * vsize);
       rc = val ? SE_OK : SE_ERR_NOMEM;
     }
-    for (int64_t at = 0; rc == SE_OK && at < entries; at++)
-      for (int64_t t = 0; t < vptr[at + 1] - vptr[at]; t++)
-        val[vptr[at] + t] = s->precision == SE_PRECISION_SINGLE
-                                ? (double)((const float *)s->val)[s->val_ptr[near[at]] + t]
-                                : ((const double *)s->val)[s->val_ptr[near[at]] + t];
+    if (rc == SE_OK)
+#pragma omp parallel for schedule(static)
+      for (int64_t at = 0; at < entries; at++)
+        memcpy(val + (size_t)vptr[at] * vsize,
+               (const unsigned char *)s->val + (size_t)s->val_ptr[near[at]] * vsize,
+               (size_t)(vptr[at + 1] - vptr[at]) * vsize);
   }
   if (rc == SE_OK &&
       (cudaMalloc((void **)&g->near_row_ptr, ((size_t)n + 1) * sizeof(int64_t)) != cudaSuccess ||
        cudaMalloc((void **)&g->near_val_ptr, ((size_t)entries + 1) * sizeof(int64_t)) != cudaSuccess ||
        cudaMalloc((void **)&g->near_col, ((size_t)entries + 1) * sizeof(int32_t)) != cudaSuccess ||
        cudaMalloc((void **)&g->near_kk, ((size_t)entries + 1) * sizeof(int32_t)) != cudaSuccess ||
-       cudaMalloc((void **)&g->near_val, ((size_t)values + 1) * sizeof(double)) != cudaSuccess ||
+       cudaMalloc(&g->near_val, ((size_t)values + 1) * vsize) != cudaSuccess ||
        cudaMalloc((void **)&g->rad_d, (size_t)(P * n) * sizeof(double)) != cudaSuccess ||
        cudaMallocHost((void **)&g->rad_h, (size_t)(P * n) * sizeof(double)) != cudaSuccess ||
        cudaMemcpy(g->near_row_ptr, row_ptr, ((size_t)n + 1) * sizeof(int64_t), cudaMemcpyHostToDevice) != cudaSuccess ||
        cudaMemcpy(g->near_val_ptr, vptr, ((size_t)entries + 1) * sizeof(int64_t), cudaMemcpyHostToDevice) != cudaSuccess ||
        cudaMemcpy(g->near_col, col, (size_t)entries * sizeof(int32_t), cudaMemcpyHostToDevice) != cudaSuccess ||
        cudaMemcpy(g->near_kk, kk, (size_t)entries * sizeof(int32_t), cudaMemcpyHostToDevice) != cudaSuccess ||
-       cudaMemcpy(g->near_val, val, (size_t)values * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess))
+       cudaMemcpy(g->near_val, val, (size_t)values * vsize, cudaMemcpyHostToDevice) != cudaSuccess))
     rc = SE_ERR_CUDA;
   free(row_ptr);
   free(near);
@@ -721,7 +729,9 @@ int se_tdbem_cuda_radiate_start(se_tdbem_cuda_t g, int p_max, se_error *err) {
   if (g->rad_p == 0)
     return SE_OK;
   SE_CUDA_CHECK(err, cudaSetDevice(g->device));
-  const se_tdbem_radiate_args a = {.n = g->n, .p_max = p_max, .row_ptr = g->near_row_ptr,
+  const se_tdbem_radiate_args a = {.n = g->n, .p_max = p_max,
+                                   .single = g->precision == SE_PRECISION_SINGLE,
+                                   .row_ptr = g->near_row_ptr,
                                    .val_ptr = g->near_val_ptr, .col = g->near_col,
                                    .kk = g->near_kk, .val = g->near_val, .a = g->a_d,
                                    .out = g->rad_d};

@@ -259,28 +259,24 @@ __global__ void __launch_bounds__(WARPS * 32) cb_kernel(se_tdbem_kernel_args a) 
         a.partial[((int64_t)blockIdx.y * a.ng + q) * a.n + row] = acc[q];
 }
 
-/* The radiation of the near field, one warp per row i: out[(p-1) n + i] = sum over the row's
- * entries e (lanes strided, then a fixed shuffle tree) of M_p(i, j_e) a[j_e], p = 1 .. p_max. */
-__global__ void __launch_bounds__(WARPS * 32) radiate_kernel(se_tdbem_radiate_args r) {
-  const int lane = threadIdx.x & 31;
-  const int64_t i = (int64_t)blockIdx.x * WARPS + (threadIdx.x >> 5);
-  if (i >= r.n)
-    return;
-  double acc[SE_TDBEM_RAD_PMAX];
+/* One row of the radiation: see radiate_kernel. */
+template <typename V, int P>
+__device__ void radiate_row(const se_tdbem_radiate_args &r, const V *val, int64_t i, int lane) {
+  double acc[P];
 #pragma unroll
-  for (int p = 0; p < SE_TDBEM_RAD_PMAX; p++)
+  for (int p = 0; p < P; p++)
     acc[p] = 0.0;
   for (int64_t e = r.row_ptr[i] + lane; e < r.row_ptr[i + 1]; e += 32) {
     const double x = r.a[r.col[e]];
     const int ks = r.kk[e] & 0xffff, kept = r.kk[e] >> 16;
-    const double *v = r.val + r.val_ptr[e] - ks; /* v[p]: M_p */
+    const V *v = val + r.val_ptr[e] - ks; /* v[p]: M_p */
 #pragma unroll
-    for (int p = 1; p <= SE_TDBEM_RAD_PMAX; p++)
+    for (int p = 1; p <= P; p++)
       if (p >= ks && p < ks + kept && p <= r.p_max)
-        acc[p - 1] = fma(v[p], x, acc[p - 1]);
+        acc[p - 1] = fma((double)v[p], x, acc[p - 1]);
   }
 #pragma unroll
-  for (int p = 0; p < SE_TDBEM_RAD_PMAX; p++)
+  for (int p = 0; p < P; p++)
     if (p < r.p_max) {
 #pragma unroll
       for (int o = 16; o > 0; o >>= 1)
@@ -288,6 +284,20 @@ __global__ void __launch_bounds__(WARPS * 32) radiate_kernel(se_tdbem_radiate_ar
       if (lane == 0)
         r.out[(int64_t)p * r.n + i] = acc[p];
     }
+}
+
+/* The radiation of the near field, one warp per row i: out[(p-1) n + i] = sum over the row's
+ * entries e (lanes strided, then a fixed shuffle tree) of M_p(i, j_e) a[j_e], p = 1 .. p_max
+ * (p_max <= P: P accumulators, so that the kernel for ng <= 8 holds fewer registers and more of
+ * its blocks fit beside a product in flight). Values V (the slices' precision), double sums. */
+template <typename V, int P>
+__global__ void __launch_bounds__(WARPS * 32) radiate_kernel(se_tdbem_radiate_args r) {
+  const int lane = threadIdx.x & 31;
+  const V *val = static_cast<const V *>(r.val);
+  /* rows by warps, grid-strided: the grid is capped (blocks_for) */
+  for (int64_t i = (int64_t)blockIdx.x * WARPS + (threadIdx.x >> 5); i < r.n;
+       i += (int64_t)gridDim.x * WARPS)
+    radiate_row<V, P>(r, val, i, lane);
 }
 
 __global__ void reduce_kernel(const double *partial, int chunks, int ng, int64_t n, double *out) {
@@ -364,7 +374,16 @@ extern "C" cudaError_t se_tdbem_launch_sum(int kernel, int single, const se_tdbe
 
 extern "C" cudaError_t se_tdbem_launch_radiate(const se_tdbem_radiate_args *r,
                                                cudaStream_t stream) {
-  radiate_kernel<<<blocks_for(r->n, WARPS), WARPS * 32, 0, stream>>>(*r);
+  constexpr int SHORT = 15; /* 2 ng - 1 for ng = 8 */
+  const int blocks = blocks_for(r->n, WARPS);
+  if (r->single && r->p_max <= SHORT)
+    radiate_kernel<float, SHORT><<<blocks, WARPS * 32, 0, stream>>>(*r);
+  else if (r->single)
+    radiate_kernel<float, SE_TDBEM_RAD_PMAX><<<blocks, WARPS * 32, 0, stream>>>(*r);
+  else if (r->p_max <= SHORT)
+    radiate_kernel<double, SHORT><<<blocks, WARPS * 32, 0, stream>>>(*r);
+  else
+    radiate_kernel<double, SE_TDBEM_RAD_PMAX><<<blocks, WARPS * 32, 0, stream>>>(*r);
   return cudaGetLastError();
 }
 

@@ -52,14 +52,16 @@ typedef struct se_tdbem_kernel_args {
 /* The near field of a GPU worker for the radiation, by rows (device pointers): row i has the
  * entries row_ptr[i] .. row_ptr[i+1]-1 (slices ascending); entry e: local slice col[e],
  * kk[e] = kstart | (values kept) << 16 and those values (k = kstart ..) from val[val_ptr[e]]
- * (double). p_max <= SE_TDBEM_RAD_PMAX; out [p_max x n]. */
+ * (float when single, else double: the slices' precision). p_max <= SE_TDBEM_RAD_PMAX; out
+ * [p_max x n]. */
 enum { SE_TDBEM_RAD_PMAX = 31 };
 typedef struct se_tdbem_radiate_args {
   int64_t n;
-  int p_max;
+  int p_max, single;
   const int64_t *row_ptr, *val_ptr;
   const int32_t *col, *kk;
-  const double *val, *a;
+  const void *val;
+  const double *a;
   double *out;
 } se_tdbem_radiate_args;
 

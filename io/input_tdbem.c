@@ -1,9 +1,12 @@
 /* Version-1 tdbem input files (io/input_tdbem.h, docs/input-tdbem.md): the collective reader with
  * its checks of every attribute, dataset, shape, dtype and pointer. */
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "h5_util.h"
 #include "input_neurons.h"
@@ -22,6 +25,8 @@
 
 /* Entries of an integer dataset converted at once (the pieces of the int32 reads). */
 #define INPUT_PIECE ((int64_t)1 << 22)
+/* Bytes of one pread of a direct read (the pieces the threads share). */
+#define DIRECT_PIECE ((int64_t)32 << 20)
 
 typedef struct se_input_tdbem se_input_tdbem;
 
@@ -101,12 +106,105 @@ static int64_t slice_of(const se_input_tdbem *in, int64_t r) {
   return lo;
 }
 
+/* ---- direct reads ---------------------------------------------------------------------------- */
+
+/* The byte offset in the file of the raw data of dset (file type type) when its entries can be
+ * read directly as native_type: contiguous storage allocated in the file, no external files, the
+ * file type equal to native_type; -1 otherwise (HDF5 then reads and converts). */
+static int64_t direct_offset(hid_t dset, hid_t type, hid_t native_type) {
+  if (H5Tequal(type, native_type) <= 0)
+    return -1;
+  const hid_t dcpl = H5Dget_create_plist(dset);
+  if (dcpl < 0)
+    return -1;
+  const int contiguous = H5Pget_layout(dcpl) == H5D_CONTIGUOUS && H5Pget_external_count(dcpl) == 0;
+  if (H5Pclose(dcpl) < 0 || !contiguous)
+    return -1;
+  const haddr_t at = H5Dget_offset(dset);
+  return at == HADDR_UNDEF ? -1 : (int64_t)at;
+}
+
+/* Reads bytes [offset, offset + bytes) of the open file fd into buf: pieces of DIRECT_PIECE bytes,
+ * one pread each (repeated after a short read), shared by the OpenMP threads. path names the
+ * dataset in messages. */
+static int read_direct(const se_input_tdbem *in, int fd, const char *path, int64_t offset,
+                       int64_t bytes, void *buf, se_error *err) {
+  const int64_t pieces = (bytes + DIRECT_PIECE - 1) / DIRECT_PIECE;
+  int64_t bad = pieces; /* the first piece that failed, and its errno (0: end of file) */
+  int code = 0;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t p = 0; p < pieces; p++) {
+    int64_t at = p * DIRECT_PIECE;
+    const int64_t end = at + DIRECT_PIECE < bytes ? at + DIRECT_PIECE : bytes;
+    while (at < end) {
+      const ssize_t got = pread(fd, (char *)buf + at, (size_t)(end - at), (off_t)(offset + at));
+      if (got < 0 && errno == EINTR)
+        continue;
+      if (got <= 0) {
+        const int e = got < 0 ? errno : 0;
+#pragma omp critical(se_input_tdbem_direct)
+        if (p < bad) {
+          bad = p;
+          code = e;
+        }
+        break;
+      }
+      at += got;
+    }
+  }
+  if (bad < pieces)
+    SE_FAIL(err, SE_ERR_IO, "%s: reading %s (%lld bytes at byte %lld of the file) failed: %s",
+            in->path, path, (long long)bytes, (long long)offset,
+            code ? strerror(code) : "the file ends early");
+  return SE_OK;
+}
+
+/* Reads entries [start, start + count) of the one-dimensional dataset path (open as dset, file
+ * type type) into buf as native_type (elem_size bytes each): directly (read_direct on fd) when
+ * fd >= 0 and direct_offset allows it, otherwise with HDF5, which converts (int64: also from
+ * unsigned types, checked to fit). */
+static int read_range(const se_input_tdbem *in, int fd, hid_t dset, hid_t type, const char *path,
+                      hid_t native_type, size_t elem_size, int64_t start, int64_t count, void *buf,
+                      se_error *err) {
+  const int64_t at = fd >= 0 && count > 0 ? direct_offset(dset, type, native_type) : -1;
+  if (at >= 0)
+    return read_direct(in, fd, path, at + start * (int64_t)elem_size, count * (int64_t)elem_size,
+                       buf, err);
+  if (native_type == H5T_NATIVE_INT64)
+    return se_h5_read_int64_range(dset, type, start, count, buf, in->path, path, err);
+  return se_h5_read_rows(dset, native_type, elem_size, start, count, 1, buf, in->path, path, err);
+}
+
+/* The error for entry at of path holding value, outside the range that what explains; rowvector
+ * says the entries are per row-vector (the message then names the slice). */
+static int range_error(const se_input_tdbem *in, const char *path, int64_t at, int64_t value,
+                       int rowvector, const char *what, se_error *err) {
+  char where[96] = "";
+  if (rowvector)
+    snprintf(where, sizeof where, " (a row-vector of slice %lld)", (long long)slice_of(in, at));
+  return se_error_set(err, SE_ERR_INPUT, __FILE__, __LINE__, __func__,
+                      "%s: %s[%lld] = %lld%s is out of range: %s", in->path, path, (long long)at,
+                      (long long)value, where, what);
+}
+
 /* Reads entries [start, start + count) of the integer dataset path (open as dset, type) into out
  * as int32, each in [lo, hi]; rowvector says the entries are per row-vector (the message then
- * names the slice); what explains the range in messages. */
-static int read_int32_checked(const se_input_tdbem *in, hid_t dset, hid_t type, const char *path,
-                              int64_t start, int64_t count, int64_t lo, int64_t hi, int rowvector,
-                              const char *what, int32_t *out, se_error *err) {
+ * names the slice); what explains the range in messages. An int32 dataset is read directly when
+ * fd >= 0 (read_range) and checked by the threads; others are converted in pieces. */
+static int read_int32_checked(const se_input_tdbem *in, int fd, hid_t dset, hid_t type,
+                              const char *path, int64_t start, int64_t count, int64_t lo,
+                              int64_t hi, int rowvector, const char *what, int32_t *out,
+                              se_error *err) {
+  if (fd >= 0 && count > 0 && direct_offset(dset, type, H5T_NATIVE_INT32) >= 0) {
+    SE_TRY(read_range(in, fd, dset, type, path, H5T_NATIVE_INT32, sizeof(int32_t), start, count,
+                      out, err));
+    int64_t bad = count; /* the first entry out of range */
+#pragma omp parallel for reduction(min : bad)
+    for (int64_t q = 0; q < count; q++)
+      if ((int64_t)out[q] < lo || (int64_t)out[q] > hi)
+        bad = q < bad ? q : bad;
+    return bad < count ? range_error(in, path, start + bad, out[bad], rowvector, what, err) : SE_OK;
+  }
   int64_t piece = count < INPUT_PIECE ? count : INPUT_PIECE;
   int64_t *tmp;
   SE_CALLOC(err, tmp, piece, path);
@@ -115,17 +213,10 @@ static int read_int32_checked(const se_input_tdbem *in, hid_t dset, hid_t type, 
     int64_t n = count - done < piece ? count - done : piece;
     rc = se_h5_read_int64_range(dset, type, start + done, n, tmp, in->path, path, err);
     for (int64_t q = 0; q < n && rc == SE_OK; q++) {
-      if (tmp[q] >= lo && tmp[q] <= hi) {
+      if (tmp[q] >= lo && tmp[q] <= hi)
         out[done + q] = (int32_t)tmp[q];
-        continue;
-      }
-      int64_t at = start + done + q;
-      char where[96] = "";
-      if (rowvector)
-        snprintf(where, sizeof where, " (a row-vector of slice %lld)", (long long)slice_of(in, at));
-      rc = se_error_set(err, SE_ERR_INPUT, __FILE__, __LINE__, __func__,
-                        "%s: %s[%lld] = %lld%s is out of range: %s", in->path, path, (long long)at,
-                        (long long)tmp[q], where, what);
+      else
+        rc = range_error(in, path, start + done + q, tmp[q], rowvector, what, err);
     }
   }
   free(tmp);
@@ -366,64 +457,73 @@ void se_input_tdbem_slice_values(se_input_tdbem_t in, int64_t *values) {
 
 /* ---- slices ---------------------------------------------------------------------------------- */
 
-/* Reads val_ptr of the interval's row-vectors [r0, r0 + n_rv] into s->val_ptr, checks it and makes
- * it local (minus its first value). */
-static int read_val_ptr(const se_input_tdbem *in, int64_t r0, int64_t n_rv, se_tdbem_slices *s,
-                        se_error *err) {
+/* Reads val_ptr of the interval's row-vectors [r0, r0 + n_rv] into s->val_ptr (fd: read_range),
+ * checks it and makes it local (minus its first value). */
+static int read_val_ptr(const se_input_tdbem *in, int fd, int64_t r0, int64_t n_rv,
+                        se_tdbem_slices *s, se_error *err) {
   hsize_t dims[1];
   hid_t dset, type;
   SE_TRY(open_checked(in, P_VAL_PTR, NULL, H5T_INTEGER, 1, 0, dims, &dset, &type, err));
-  int rc = se_h5_read_int64_range(dset, type, r0, n_rv + 1, s->val_ptr, in->path, P_VAL_PTR, err);
+  int rc = read_range(in, fd, dset, type, P_VAL_PTR, H5T_NATIVE_INT64, sizeof(int64_t), r0,
+                      n_rv + 1, s->val_ptr, err);
   SE_TRY(close_dataset(dset, type, in->path, P_VAL_PTR, rc, err));
-  int64_t *vp = s->val_ptr, base = vp[0];
+  int64_t *vp = s->val_ptr, base = vp[0], bad = n_rv; /* the first decreasing pointer */
+#pragma omp parallel for reduction(min : bad)
   for (int64_t q = 0; q < n_rv; q++)
     if (vp[q + 1] < vp[q])
-      SE_FAIL(err, SE_ERR_INPUT,
-              "%s: %s[%lld] = %lld is less than %s[%lld] = %lld (row-vector %lld "
-              "of slice %lld): pointers must not decrease",
-              in->path, P_VAL_PTR, (long long)(r0 + q + 1), (long long)vp[q + 1], P_VAL_PTR,
-              (long long)(r0 + q), (long long)vp[q], (long long)(r0 + q),
-              (long long)slice_of(in, r0 + q));
+      bad = q < bad ? q : bad;
+  if (bad < n_rv)
+    SE_FAIL(err, SE_ERR_INPUT,
+            "%s: %s[%lld] = %lld is less than %s[%lld] = %lld (row-vector %lld "
+            "of slice %lld): pointers must not decrease",
+            in->path, P_VAL_PTR, (long long)(r0 + bad + 1), (long long)vp[bad + 1], P_VAL_PTR,
+            (long long)(r0 + bad), (long long)vp[bad], (long long)(r0 + bad),
+            (long long)slice_of(in, r0 + bad));
+#pragma omp parallel for
   for (int64_t q = 0; q <= n_rv; q++)
     vp[q] -= base;
   return SE_OK;
 }
 
-/* Reads the rows and kstarts of row-vectors [r0, r0 + n_rv) into s and checks that each
- * row-vector ends by kmax. */
-static int read_rows_kstarts(const se_input_tdbem *in, int64_t r0, int64_t n_rv, se_tdbem_slices *s,
-                             se_error *err) {
+/* Reads the rows and kstarts of row-vectors [r0, r0 + n_rv) into s (fd: read_int32_checked) and
+ * checks that each row-vector ends by kmax. */
+static int read_rows_kstarts(const se_input_tdbem *in, int fd, int64_t r0, int64_t n_rv,
+                             se_tdbem_slices *s, se_error *err) {
   const int64_t n = in->meta.n, kmax = in->meta.kmax;
   char what[128];
   hsize_t dims[1];
   hid_t dset, type;
   snprintf(what, sizeof what, "row indices are in [0, N - 1] = [0, %lld]", (long long)(n - 1));
   SE_TRY(open_checked(in, P_ROW, NULL, H5T_INTEGER, 1, 0, dims, &dset, &type, err));
-  int rc = read_int32_checked(in, dset, type, P_ROW, r0, n_rv, 0, n - 1, 1, what, s->row, err);
+  int rc = read_int32_checked(in, fd, dset, type, P_ROW, r0, n_rv, 0, n - 1, 1, what, s->row, err);
   SE_TRY(close_dataset(dset, type, in->path, P_ROW, rc, err));
   snprintf(what, sizeof what, "kstart is in [1, kmax] = [1, %lld]", (long long)kmax);
   SE_TRY(open_checked(in, P_KSTART, NULL, H5T_INTEGER, 1, 0, dims, &dset, &type, err));
-  rc = read_int32_checked(in, dset, type, P_KSTART, r0, n_rv, 1, kmax, 1, what, s->kstart, err);
+  rc = read_int32_checked(in, fd, dset, type, P_KSTART, r0, n_rv, 1, kmax, 1, what, s->kstart,
+                          err);
   SE_TRY(close_dataset(dset, type, in->path, P_KSTART, rc, err));
-  for (int64_t q = 0; q < n_rv; q++) {
-    int64_t len = s->val_ptr[q + 1] - s->val_ptr[q], last = (int64_t)s->kstart[q] + len - 1;
-    if (last > kmax)
-      SE_FAIL(err, SE_ERR_INPUT,
-              "%s: row-vector %lld (row %d of slice %lld) has kstart = %d and %lld "
-              "values (%s), so it ends at k = %lld beyond kmax = %lld",
-              in->path, (long long)(r0 + q), s->row[q], (long long)slice_of(in, r0 + q),
-              s->kstart[q], (long long)len, P_VAL_PTR, (long long)last, (long long)kmax);
+  int64_t bad = n_rv; /* the first row-vector ending beyond kmax */
+#pragma omp parallel for reduction(min : bad)
+  for (int64_t q = 0; q < n_rv; q++)
+    if ((int64_t)s->kstart[q] + s->val_ptr[q + 1] - s->val_ptr[q] - 1 > kmax)
+      bad = q < bad ? q : bad;
+  if (bad < n_rv) {
+    const int64_t len = s->val_ptr[bad + 1] - s->val_ptr[bad];
+    SE_FAIL(err, SE_ERR_INPUT,
+            "%s: row-vector %lld (row %d of slice %lld) has kstart = %d and %lld "
+            "values (%s), so it ends at k = %lld beyond kmax = %lld",
+            in->path, (long long)(r0 + bad), s->row[bad], (long long)slice_of(in, r0 + bad),
+            s->kstart[bad], (long long)len, P_VAL_PTR, (long long)(s->kstart[bad] + len - 1),
+            (long long)kmax);
   }
   return SE_OK;
 }
 
-/* The local part of read_slices. */
-static int read_slices_local(const se_input_tdbem *in, int64_t first, int64_t count,
+/* Reads the arrays of the slices [first, first + count) into s (allocated) and checks them; the
+ * contiguous datasets of native types are read directly through fd (read_range) when fd >= 0. */
+static int read_slice_arrays(const se_input_tdbem *in, int fd, int64_t first, int64_t count,
                              se_tdbem_slices *s, se_error *err) {
   const se_tdbem_meta *m = &in->meta;
-  if (first < 0 || count < 0 || first > m->n - count)
-    SE_FAIL(err, SE_ERR_ARG, "%s: slices [%lld, %lld) are not within [0, N = %lld)", in->path,
-            (long long)first, (long long)(first + count), (long long)m->n);
   int64_t r0 = in->slice_ptr[first], n_rv = in->slice_ptr[first + count] - r0;
   int64_t v0 = in->slice_val[first], n_val = in->slice_val[first + count] - v0;
   size_t vsize = m->precision == SE_PRECISION_SINGLE ? sizeof(float) : sizeof(double);
@@ -438,20 +538,37 @@ static int read_slices_local(const se_input_tdbem *in, int64_t first, int64_t co
   SE_CALLOC(err, s->row, n_rv, "the row indices");
   SE_CALLOC(err, s->kstart, n_rv, "kstart");
   SE_CALLOC(err, s->val_ptr, n_rv + 1, "val_ptr");
-  s->val = calloc(n_val > 0 ? (size_t)n_val : 1, vsize);
+  s->val = malloc((n_val > 0 ? (size_t)n_val : 1) * vsize); /* every value is read */
   if (!s->val)
     SE_FAIL(err, SE_ERR_NOMEM, "%s: out of memory for %lld values of slices [%lld, %lld)", in->path,
             (long long)n_val, (long long)first, (long long)(first + count));
   for (int64_t j = 0; j <= count; j++)
     s->slice_ptr[j] = in->slice_ptr[first + j] - r0;
-  SE_TRY(read_val_ptr(in, r0, n_rv, s, err));
-  SE_TRY(read_rows_kstarts(in, r0, n_rv, s, err));
+  SE_TRY(read_val_ptr(in, fd, r0, n_rv, s, err));
+  SE_TRY(read_rows_kstarts(in, fd, r0, n_rv, s, err));
   hsize_t dims[1];
   hid_t dset, type;
   SE_TRY(open_checked(in, P_VAL, NULL, H5T_FLOAT, 1, 1, dims, &dset, &type, err));
-  int rc = se_h5_read_rows(dset, vsize == sizeof(float) ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE,
-                           vsize, v0, n_val, 1, s->val, in->path, P_VAL, err);
+  int rc = read_range(in, fd, dset, type, P_VAL,
+                      vsize == sizeof(float) ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE, vsize, v0,
+                      n_val, s->val, err);
   return close_dataset(dset, type, in->path, P_VAL, rc, err);
+}
+
+/* The local part of read_slices: checks the interval, opens the file for the direct reads (when
+ * it cannot be opened, HDF5 reads everything) and reads the slices. */
+static int read_slices_local(const se_input_tdbem *in, int64_t first, int64_t count,
+                             se_tdbem_slices *s, se_error *err) {
+  const se_tdbem_meta *m = &in->meta;
+  if (first < 0 || count < 0 || first > m->n - count)
+    SE_FAIL(err, SE_ERR_ARG, "%s: slices [%lld, %lld) are not within [0, N = %lld)", in->path,
+            (long long)first, (long long)(first + count), (long long)m->n);
+  const int fd = open(in->path, O_RDONLY | O_CLOEXEC);
+  int rc = read_slice_arrays(in, fd, first, count, s, err);
+  if (fd >= 0 && close(fd) != 0 && rc == SE_OK)
+    rc = se_error_set(err, SE_ERR_IO, __FILE__, __LINE__, __func__, "%s: close failed: %s",
+                      in->path, strerror(errno));
+  return rc;
 }
 
 int se_input_tdbem_read_slices(se_input_tdbem_t in, int64_t first, int64_t count,
@@ -479,7 +596,8 @@ static int read_m0_indices(const se_input_tdbem *in, const char *path, int64_t n
   hsize_t dims[1];
   hid_t dset, type;
   SE_TRY(open_checked(in, path, NULL, H5T_INTEGER, 1, 0, dims, &dset, &type, err));
-  int rc = read_int32_checked(in, dset, type, path, 0, nnz, 0, in->meta.n - 1, 0, what, out, err);
+  int rc = read_int32_checked(in, -1, dset, type, path, 0, nnz, 0, in->meta.n - 1, 0, what, out,
+                              err);
   return close_dataset(dset, type, in->path, path, rc, err);
 }
 

@@ -25,6 +25,8 @@
 /* Seconds between the progress lines of rank 0, and between flushes of the output. */
 #define RUN_PROGRESS_SECONDS 5.0
 #define RUN_FLUSH_SECONDS 60.0
+/* Slices per piece of the threads' ordering-quality score. */
+#define RUN_SCORE_SLICES 256
 
 /* The timed phases of a run: T_SUM is the wall time of the groups' summations, T_SUM_CPU the CPU
  * workers' part of it, T_SUM_GPU the slowest GPU worker's device time (the workers overlap),
@@ -414,15 +416,54 @@ static int read_old_slices(run *r, se_tdbem_slices *held, se_error *err) {
   return rc;
 }
 
+/* se_tdbem_ordering_quality of s in pieces of RUN_SCORE_SLICES slices, scored by the OpenMP
+ * threads and added in piece order (the same result for any number of threads). Not collective. */
+static int quality(const se_tdbem_slices *s, double *sum, int64_t *scored, se_error *err) {
+  const int64_t pieces = (s->count + RUN_SCORE_SLICES - 1) / RUN_SCORE_SLICES;
+  double *sums;
+  int64_t *counts;
+  SE_CALLOC(err, sums, pieces + 1, "the ordering-quality sums");
+  counts = calloc((size_t)pieces + 1, sizeof *counts);
+  if (!counts) {
+    free(sums);
+    SE_FAIL(err, SE_ERR_NOMEM, "out of memory for the ordering-quality counts");
+  }
+  int rc = SE_OK;
+#pragma omp parallel for schedule(dynamic, 16)
+  for (int64_t p = 0; p < pieces; p++) {
+    const int64_t j0 = p * RUN_SCORE_SLICES;
+    const se_tdbem_slices v =
+        slices_view(s, j0, s->count - j0 < RUN_SCORE_SLICES ? s->count - j0 : RUN_SCORE_SLICES);
+    se_error local;
+    if (se_tdbem_ordering_quality(&v, &sums[p], &counts[p], &local) != SE_OK)
+#pragma omp critical(se_tdbem_run_quality)
+      if (rc == SE_OK) {
+        *err = local;
+        rc = local.code;
+      }
+  }
+  for (int64_t p = 0; p < pieces && rc == SE_OK; p++) {
+    *sum += sums[p];
+    *scored += counts[p];
+  }
+  free(counts);
+  free(sums);
+  return rc;
+}
+
 /* The ordering-quality score of the original and of the chosen numbering over all the slices:
- * each rank scores its old slices (held) and its new ones, the sums and counts are added over
- * the ranks. Collective. */
+ * each rank scores its old slices (held) and its new ones (once when held is r->slices: the
+ * original numbering), the sums and counts are added over the ranks. Collective. */
 static int score(run *r, const se_tdbem_slices *held, se_error *err) {
   double sums[2] = {0.0, 0.0}, all[4];
   int64_t scored[2] = {0, 0};
-  int rc = se_tdbem_ordering_quality(held, &sums[0], &scored[0], err);
-  if (rc == SE_OK)
-    rc = se_tdbem_ordering_quality(&r->slices, &sums[1], &scored[1], err);
+  int rc = quality(held, &sums[0], &scored[0], err);
+  if (rc == SE_OK && held == &r->slices) {
+    sums[1] = sums[0];
+    scored[1] = scored[0];
+  } else if (rc == SE_OK) {
+    rc = quality(&r->slices, &sums[1], &scored[1], err);
+  }
   SE_TRY(se_mpi_agree(r->comm, rc, err));
   const double local[4] = {sums[0], (double)scored[0], sums[1], (double)scored[1]};
   SE_MPI_CHECK(err, MPI_Allreduce(local, all, 4, MPI_DOUBLE, MPI_SUM, r->comm));

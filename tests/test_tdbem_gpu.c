@@ -81,6 +81,33 @@ static void random_case(se_tdbem_slices *s, se_precision prec, int64_t n, int64_
   s->n_values = v;
 }
 
+/* A sparse case of n unknowns (any n: O(n) memory): slice j holds one row-vector, row
+ * (j * 7919) mod n, k from 1, 3 values; for rows past what one grid of 65 535 blocks covers. */
+static void sparse_case(se_tdbem_slices *s, se_precision prec, int64_t n) {
+  *s = (se_tdbem_slices){.precision = prec, .n = n, .kmax = 3, .first = 0, .count = n};
+  s->slice_ptr = xcalloc((size_t)n + 1, sizeof *s->slice_ptr);
+  s->row = xcalloc((size_t)n, sizeof *s->row);
+  s->kstart = xcalloc((size_t)n, sizeof *s->kstart);
+  s->val_ptr = xcalloc((size_t)n + 1, sizeof *s->val_ptr);
+  s->val = xcalloc(3 * (size_t)n, prec == SE_PRECISION_SINGLE ? sizeof(float) : sizeof(double));
+  uint64_t rng = 5;
+  for (int64_t j = 0; j < n; j++) {
+    s->slice_ptr[j + 1] = j + 1;
+    s->row[j] = (int32_t)((j * 7919) % n);
+    s->kstart[j] = 1;
+    s->val_ptr[j + 1] = 3 * (j + 1);
+    for (int t = 0; t < 3; t++) {
+      const double x = se_rand_uniform(&rng, -1, 1);
+      if (prec == SE_PRECISION_SINGLE)
+        ((float *)s->val)[3 * j + t] = (float)x;
+      else
+        ((double *)s->val)[3 * j + t] = x;
+    }
+  }
+  s->n_rowvectors = n;
+  s->n_values = 3 * n;
+}
+
 /* Largest |x - ref| over the largest |ref| (1 where ref is all zero). */
 static double max_rel(const double *x, const double *ref, int64_t len) {
   double diff = 0.0, scale = 0.0;
@@ -262,6 +289,36 @@ int main(void) {
     snprintf(label, sizeof label, "%s sphere N 300 kmax 40", pn);
     check_case(&st, &c.slices, label);
     se_tdbem_case_free(&c);
+  }
+  /* the radiation of N = 300 000 rows (one warp per row: more rows than 65 535 blocks of 4
+   * warps) on the device = se_tdbem_radiate_cpu, every row */
+  for (int p = 0; p < 2; p++) {
+    se_tdbem_slices s;
+    sparse_case(&s, p ? SE_PRECISION_SINGLE : SE_PRECISION_DOUBLE, 300000);
+    const int64_t N = s.n, hist_len = s.kmax + 16;
+    double *a = xcalloc((size_t)N, sizeof *a), *hist = xcalloc((size_t)(N * hist_len), sizeof *hist);
+    double *gpu = xcalloc(3 * (size_t)N, sizeof *gpu), *cpu = xcalloc(3 * (size_t)N, sizeof *cpu);
+    uint64_t rng = 17;
+    for (int64_t j = 0; j < N; j++)
+      a[j] = hist[j * hist_len + 4] = se_rand_uniform(&rng, -2, 2);
+    se_error err = {0};
+    se_tdbem_cuda_t g;
+    ok(se_tdbem_cuda_create(0, SE_TDBEM_GPU_CB, 16, N, s.kmax, s.precision, hist_len, &g, &err),
+       &err, "se_tdbem_cuda_create (N 300 000)");
+    ok(se_tdbem_cuda_set_interval(g, &s, hist, &err), &err, "set_interval (N 300 000)");
+    ok(se_tdbem_cuda_push(g, a, 4, &err), &err, "push (N 300 000)");
+    ok(se_tdbem_cuda_radiate_start(g, 3, &err), &err, "radiate_start (N 300 000)");
+    ok(se_tdbem_cuda_radiate_finish(g, gpu, &err), &err, "radiate_finish (N 300 000)");
+    ok(se_tdbem_radiate_cpu(&s, a, 3, cpu, &err), &err, "se_tdbem_radiate_cpu (N 300 000)");
+    const double e = max_rel(gpu, cpu, 3 * N);
+    SE_EXPECT(&st, e <= (p ? 1e-5 : 1e-12), "%s radiation of N 300 000 rows: %.3g",
+              p ? "single" : "double", e);
+    se_tdbem_cuda_destroy(g);
+    free(a);
+    free(hist);
+    free(gpu);
+    free(cpu);
+    se_tdbem_slices_free(&s);
   }
   check_errors(&st);
   return se_test_finish(&st, "tdbem_gpu");

@@ -839,6 +839,41 @@ static void test_output(se_test_state *st, const char *dir, se_precision precisi
 
 /* ---- the modes ------------------------------------------------------------------------------- */
 
+/* The slices of a file whose integer datasets are not int32/int64 (int64 rows, int16 kstarts,
+ * uint64 value pointers): the reader converts them with HDF5 instead of reading them directly
+ * (io/input_tdbem.c read_range), with the same result and the same range checks. */
+static void test_converted_types(se_test_state *st, const char *dir) {
+  se_prep_tdbem_params p = sphere_case();
+  se_tdbem_case c;
+  se_error err;
+  if (se_prep_tdbem_build(&p, &c, &err) != SE_OK) {
+    SE_EXPECT(st, 0, "%s", err.message);
+    return;
+  }
+  char path[512], needle[128];
+  file_in(path, sizeof path, dir, "tdbem_converted");
+  const hsize_t rv = (hsize_t)c.meta.n_rowvectors, rv1 = rv + 1;
+  for (int bad = 0; bad < 2; bad++) {
+    const int64_t r_bad = c.slices.slice_ptr[40] + 3;
+    const int32_t keep = c.slices.row[r_bad];
+    if (bad)
+      c.slices.row[r_bad] = (int32_t)c.meta.n;
+    write_case(path, &c);
+    h5_replace(path, "/tdbem/slices/row", H5T_STD_I64LE, 1, &rv);
+    h5_replace(path, "/tdbem/slices/kstart", H5T_STD_I16LE, 1, &rv);
+    h5_replace(path, "/tdbem/slices/val_ptr", H5T_STD_U64LE, 1, &rv1);
+    if (bad) {
+      snprintf(needle, sizeof needle, "row[%lld] = %lld (a row-vector of slice 40) is out of range",
+               (long long)r_bad, (long long)c.meta.n);
+      expect_failure(st, path, SE_ERR_INPUT, "converted rows: row = N", needle, NULL, NULL);
+    } else {
+      read_and_compare(st, path, &c);
+    }
+    c.slices.row[r_bad] = keep;
+  }
+  se_tdbem_case_free(&c);
+}
+
 /* Writes the case of p (streaming) on rank 0 to <dir>/<name>.h5, builds it in memory on every
  * rank and compares the two through the reader. */
 static void round_trip(se_test_state *st, const char *dir, const char *name,
@@ -1051,6 +1086,7 @@ int main(int argc, char **argv) {
       test_bounded_marching(&st);
       test_c_dt(&st);
       test_bad_inputs(&st, dir);
+      test_converted_types(&st, dir);
     }
     round_trip(&st, dir, "tdbem_sphere", &sphere);
     round_trip(&st, dir, "tdbem_airplane", &plane);
