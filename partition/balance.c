@@ -233,6 +233,24 @@ int se_balance_set_counts(se_balance *b, const int64_t *counts, se_error *err) {
   return SE_OK;
 }
 
+int se_balance_move_pays_back(int workers, const int64_t *cur, const double *t,
+                              const int64_t *next, double cost_per_item, int64_t iterations_left) {
+  if (cost_per_item < 0.0)
+    return 1;
+  double wall = 0.0, predicted = 0.0;
+  int64_t moved = 0, first_cur = 0, first_next = 0;
+  for (int w = 0; w < workers; w++) {
+    wall = t[w] > wall ? t[w] : wall;
+    const double tw = cur[w] > 0 ? t[w] / (double)cur[w] * (double)next[w] : 0.0;
+    predicted = tw > predicted ? tw : predicted;
+    if (first_cur != first_next || cur[w] != next[w])
+      moved += next[w];
+    first_cur += cur[w];
+    first_next += next[w];
+  }
+  return (wall - predicted) * (double)iterations_left > cost_per_item * (double)moved;
+}
+
 int se_balance_update(se_balance *b, const double *times, se_error *err) {
   double wall = 0.0;
   for (int w = 0; w < b->workers; w++) {

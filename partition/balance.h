@@ -58,6 +58,15 @@ void se_balance_interval(const se_balance *b, int w, int64_t *first, int64_t *la
  * the first update the best is counts). SE_ERR_ARG naming the offending count otherwise. */
 int se_balance_set_counts(se_balance *b, const int64_t *counts, se_error *err);
 
+/* Whether moving from counts cur[W] (measured in times t[W]) to counts next[W] pays back over
+ * iterations_left iterations: the predicted gain per iteration (the wall time max t minus the
+ * largest predicted time, each worker's time scaled to its next count at its measured cost per
+ * item) times iterations_left must exceed the predicted cost of the move, cost_per_item times the
+ * items of the workers whose interval changes (first item or count). cost_per_item < 0 (not
+ * measured yet): 1, move. Pure. */
+int se_balance_move_pays_back(int workers, const int64_t *cur, const double *t,
+                              const int64_t *next, double cost_per_item, int64_t iterations_left);
+
 /* Records one iteration run with the current configuration, times[w] seconds per worker (finite,
  * >= 0), and moves to the next configuration: the best one seen is kept; after max_iterations
  * updates the current configuration becomes the best one and stays (rollback). Once frozen,

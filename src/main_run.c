@@ -814,34 +814,11 @@ typedef struct balance_stats {
   double move_seconds;
 } balance_stats;
 
-/* Whether moving from the workers' current counts to the balancer's new ones pays back over the
- * iterations_left iterations: the predicted gain per iteration (today's wall time minus the
- * largest predicted worker time, each worker's time scaled by its new count at its measured cost
- * per cell) against the predicted cost of the move (the cells to rebuild at the measured cost per
- * rebuilt cell of the earlier moves). Before any move has been measured, a move is made. */
-static int move_pays_back(const workers *ws, const se_balance *b, const double *t, double wall,
-                          const balance_stats *st, int64_t iterations_left) {
-  if (st->cells_rebuilt == 0)
-    return 1;
-  double predicted = 0.0;
-  int64_t to_rebuild = 0, first = 0;
-  for (int k = 0; k < ws->n; k++) {
-    const worker *wk = &ws->w[k];
-    double per_cell = wk->count > 0 ? t[k] / (double)wk->count : 0.0;
-    double tk = per_cell * (double)b->counts[k];
-    predicted = tk > predicted ? tk : predicted;
-    if (first != wk->first || b->counts[k] != wk->count)
-      to_rebuild += b->counts[k];
-    first += b->counts[k];
-  }
-  double cost = st->move_seconds / (double)st->cells_rebuilt * (double)to_rebuild;
-  return (wall - predicted) * (double)iterations_left > cost;
-}
-
 /* Ends a full iteration: appends the workers' intervals and times to the history; with a
  * balancer (b not NULL) updates it with the times and moves the cells when the move pays back
- * over the iterations_left iterations still to run (move_pays_back; otherwise the balancer
- * keeps the current configuration). With verbose, prints a line per iteration until the balancer
+ * over the iterations_left iterations still to run (se_balance_move_pays_back with the measured
+ * cost per rebuilt cell of the earlier moves; otherwise the balancer keeps the current
+ * configuration). With verbose, prints a line per iteration until the balancer
  * has rolled back. Not collective. */
 static int balance_iteration(workers *ws, se_balance *b, se_balance_history *h,
                              balance_stats *st, int64_t iterations_left, int verbose,
@@ -861,10 +838,12 @@ static int balance_iteration(workers *ws, se_balance *b, se_balance_history *h,
   const int was_frozen = b->frozen;
   SE_TRY(se_balance_update(b, t, err));
   int kept = 0;
-  if (!move_pays_back(ws, b, t, wall, st, iterations_left)) {
-    int64_t current[MAX_WORKERS];
-    for (int k = 0; k < ws->n; k++)
-      current[k] = ws->w[k].count;
+  int64_t current[MAX_WORKERS];
+  for (int k = 0; k < ws->n; k++)
+    current[k] = ws->w[k].count;
+  const double cost_per_cell = st->cells_rebuilt > 0 ? st->move_seconds / (double)st->cells_rebuilt
+                                                     : -1.0;
+  if (!se_balance_move_pays_back(ws->n, current, t, b->counts, cost_per_cell, iterations_left)) {
     SE_TRY(se_balance_set_counts(b, current, err));
     kept = 1;
     st->kept++;

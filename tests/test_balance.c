@@ -233,6 +233,30 @@ static void test_set_counts(se_test_state *st) {
   se_balance_free(&b);
 }
 
+/* se_balance_move_pays_back: worker 0 at 0.01 s per item over 100 items (1 s), worker 1 at
+ * 0.001 s per item over 100 (0.1 s); moving 50 items to worker 1 predicts max(0.5, 0.15) s, a
+ * gain of 0.5 s per iteration, and rebuilds all 200 items. */
+static void test_payback(se_test_state *st) {
+  const int64_t cur[2] = {100, 100}, next[2] = {50, 150};
+  const double t[2] = {1.0, 0.1};
+  SE_EXPECT(st, se_balance_move_pays_back(2, cur, t, next, -1.0, 1) == 1,
+            "an unmeasured move cost must allow the move");
+  /* cost 200 x 0.01 = 2 s: pays back over 5 iterations (2.5 s), not over 3 (1.5 s) */
+  SE_EXPECT(st, se_balance_move_pays_back(2, cur, t, next, 0.01, 5) == 1, "5 iterations");
+  SE_EXPECT(st, se_balance_move_pays_back(2, cur, t, next, 0.01, 3) == 0, "3 iterations");
+  /* nothing changes: no gain, nothing to pay for, no move */
+  SE_EXPECT(st, se_balance_move_pays_back(2, cur, t, cur, 0.01, 100) == 0, "no change");
+  /* a move that makes it worse never pays back */
+  const int64_t worse[2] = {150, 50};
+  SE_EXPECT(st, se_balance_move_pays_back(2, cur, t, worse, 0.0, 100) == 0, "worse split");
+  /* three workers, only the last two change: cost counts their 120 items */
+  const int64_t c3[3] = {10, 100, 20}, n3[3] = {10, 60, 60};
+  const double t3[3] = {0.1, 1.0, 0.2}; /* predicted max(0.1, 0.6, 0.6): gain 0.4 */
+  SE_EXPECT(st, se_balance_move_pays_back(3, c3, t3, n3, 0.01, 2) == 0 &&
+                    se_balance_move_pays_back(3, c3, t3, n3, 0.01, 4) == 1,
+            "three workers: 1.2 s of moves against 0.4 s per iteration");
+}
+
 /* Rounding: random real targets (any sign) give counts in [1, cap] summing to the total. */
 static void test_rounding(se_test_state *st) {
   uint64_t state = 7;
@@ -368,6 +392,7 @@ int main(void) {
   test_optimal_brute(&st);
   test_capacity(&st);
   test_set_counts(&st);
+  test_payback(&st);
   test_table1(&st, SE_BALANCE_PAPER);
   test_table1(&st, SE_BALANCE_RATE);
   test_cold_start(&st);

@@ -20,25 +20,8 @@
 #include "balance.h"
 #include "prep_tdbem.h"
 #include "se_test.h"
+#include "tdbem_run_test.h"
 #include "tdbem_run.h"
-
-/* A dataset of path as doubles (rank 0); dims receives its extents (rank <= 3). */
-static double *read_doubles(const char *path, const char *name, hsize_t dims[3], int *rank) {
-  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-  hid_t d = f >= 0 ? H5Dopen2(f, name, H5P_DEFAULT) : H5I_INVALID_HID;
-  hid_t sp = d >= 0 ? H5Dget_space(d) : H5I_INVALID_HID;
-  dims[0] = dims[1] = dims[2] = 1;
-  *rank = sp >= 0 ? H5Sget_simple_extent_dims(sp, dims, NULL) : -1;
-  double *x = *rank >= 0 ? calloc((size_t)(dims[0] * dims[1] * dims[2]) + 1, sizeof *x) : NULL;
-  if (!x || H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) < 0) {
-    fprintf(stderr, "cannot read %s of %s\n", name, path);
-    exit(1);
-  }
-  H5Sclose(sp);
-  H5Dclose(d);
-  H5Fclose(f);
-  return x;
-}
 
 /* A string attribute of object obj in path (rank 0). */
 static void read_attr(const char *path, const char *obj, const char *name, char *out, size_t size) {
@@ -80,27 +63,13 @@ int main(int argc, char **argv) {
   snprintf(ref, sizeof ref, "tdbem_balance_%d.off.h5", size);
   se_error err = {0};
   int rc = SE_OK;
-  if (rank == 0) {
-    se_prep_tdbem_params pp;
-    se_prep_tdbem_defaults(&pp);
-    pp.n = n;
-    pp.kmax = 30;
-    pp.dmax = 12;
-    pp.steps = steps;
-    pp.precision = SE_PRECISION_DOUBLE;
-    rc = se_prep_tdbem_write(input, &pp, NULL, &err);
-  }
-  MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  if (rc != SE_OK) {
-    fprintf(stderr, "prep failed: %s\n", err.message);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
+  se_test_tdbem_sphere(input, n, steps, SE_PRECISION_DOUBLE);
   se_tdbem_run_options o = {.ng = ng, .ordering = SE_ORDER_ORIGINAL, .gpus = 0, .bc = 16};
   rc = se_tdbem_run_workers(input, ref, MPI_COMM_WORLD, &o, &err);
   SE_EXPECT(&st, rc == SE_OK, "unbalanced run: %s", err.message);
   hsize_t dims[3];
   int dr;
-  double *a = rank == 0 ? read_doubles(ref, "/tdbem/state", dims, &dr) : NULL;
+  double *a = rank == 0 ? se_test_read_doubles(ref, "/tdbem/state", dims, &dr) : NULL;
   /* 1 + method, updates before the rollback */
   const int cases[][2] = {{0, 20}, {1 + SE_BALANCE_PAPER, 20}, {1 + SE_BALANCE_RATE, 3}};
   static const char *const names[] = {"off", "paper", "rate"};
@@ -113,20 +82,16 @@ int main(int argc, char **argv) {
     SE_EXPECT(&st, rc == SE_OK, "%s: %s", names[c], err.message);
     if (rank != 0 || rc != SE_OK)
       continue;
-    double *b = read_doubles(out, "/tdbem/state", dims, &dr), diff = 0.0, scale = 0.0;
-    for (int64_t k = 0; k < n * steps; k++) {
-      diff = fmax(diff, fabs(a[k] - b[k]));
-      scale = fmax(scale, fabs(a[k]));
-    }
+    double *b = se_test_read_doubles(out, "/tdbem/state", dims, &dr);
+    const double e = se_test_max_rel(a, b, n * steps);
     printf("balance %s, %d rank(s): max relative difference to the unbalanced run %.3g\n",
-           names[c], size, diff / scale);
-    SE_EXPECT(&st, scale > 0.0 && diff <= 1e-12 * scale, "%s: %.3g > 1e-12", names[c],
-              diff / scale);
+           names[c], size, e);
+    SE_EXPECT(&st, e <= 1e-12, "%s: %.3g > 1e-12", names[c], e);
     free(b);
     /* the history: [I][R][W] with I = groups - 1 */
-    double *first = read_doubles(out, "/simengine/balance/first", dims, &dr);
-    double *last = read_doubles(out, "/simengine/balance/last", dims, &dr);
-    double *time = read_doubles(out, "/simengine/balance/time", dims, &dr);
+    double *first = se_test_read_doubles(out, "/simengine/balance/first", dims, &dr);
+    double *last = se_test_read_doubles(out, "/simengine/balance/last", dims, &dr);
+    double *time = se_test_read_doubles(out, "/simengine/balance/time", dims, &dr);
     SE_EXPECT(&st,
               dr == 3 && dims[0] == (hsize_t)(groups - 1) && dims[1] == (hsize_t)size &&
                   dims[2] == (hsize_t)workers,

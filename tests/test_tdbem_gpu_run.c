@@ -13,22 +13,9 @@
 
 #include "prep_tdbem.h"
 #include "se_test.h"
+#include "tdbem_run_test.h"
 #include "simengine/neurons.h"
 #include "tdbem_run.h"
-
-/* /tdbem/state of path as doubles [T x N] (rank 0 only). */
-static double *read_state(const char *path, int64_t count) {
-  double *x = calloc((size_t)count, sizeof *x);
-  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-  hid_t d = f >= 0 ? H5Dopen2(f, "/tdbem/state", H5P_DEFAULT) : H5I_INVALID_HID;
-  if (!x || d < 0 || H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) < 0) {
-    fprintf(stderr, "cannot read /tdbem/state of %s\n", path);
-    exit(1);
-  }
-  H5Dclose(d);
-  H5Fclose(f);
-  return x;
-}
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
@@ -51,21 +38,7 @@ int main(int argc, char **argv) {
     snprintf(ref, sizeof ref, "tdbem_gpu_run_%d_%d.cpu.h5", size, p);
     se_error err = {0};
     int rc = SE_OK;
-    if (rank == 0) {
-      se_prep_tdbem_params pp;
-      se_prep_tdbem_defaults(&pp);
-      pp.n = n;
-      pp.kmax = 30;
-      pp.dmax = 12;
-      pp.steps = steps;
-      pp.precision = prec;
-      rc = se_prep_tdbem_write(input, &pp, NULL, &err);
-    }
-    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (rc != SE_OK) {
-      fprintf(stderr, "prep failed: %s\n", err.message);
-      MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    se_test_tdbem_sphere(input, n, steps, prec);
     se_tdbem_run_options o = {.ng = 8, .ordering = SE_ORDER_ORIGINAL, .gpus = 0, .bc = 16};
     rc = se_tdbem_run_workers(input, ref, MPI_COMM_WORLD, &o, &err);
     SE_EXPECT(&st, rc == SE_OK, "CPU run: %s", err.message);
@@ -79,7 +52,9 @@ int main(int argc, char **argv) {
                  {3, 0.7, SE_TDBEM_GPU_FB, 32, 8},
                  {1, 0.3, SE_TDBEM_GPU_CB, 16, 3}};
     const double tol = p ? 1e-5 : 1e-12;
-    double *a = rank == 0 ? read_state(ref, n * steps) : NULL;
+    hsize_t dims[3];
+    int dr;
+    double *a = rank == 0 ? se_test_read_doubles(ref, "/tdbem/state", dims, &dr) : NULL;
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
       snprintf(out, sizeof out, "tdbem_gpu_run_%d_%d.gpu%zu.h5", size, p, c);
       o = (se_tdbem_run_options){.ng = cases[c].ng, .ordering = SE_ORDER_ORIGINAL,
@@ -88,17 +63,13 @@ int main(int argc, char **argv) {
       rc = se_tdbem_run_workers(input, out, MPI_COMM_WORLD, &o, &err);
       SE_EXPECT(&st, rc == SE_OK, "GPU run %zu: %s", c, err.message);
       if (rank == 0 && rc == SE_OK) {
-        double *b = read_state(out, n * steps), diff = 0.0, scale = 0.0;
-        for (int64_t k = 0; k < n * steps; k++) {
-          diff = fmax(diff, fabs(a[k] - b[k]));
-          scale = fmax(scale, fabs(a[k]));
-        }
+        double *b = se_test_read_doubles(out, "/tdbem/state", dims, &dr);
+        const double e = se_test_max_rel(a, b, n * steps);
         printf("%s, %d rank(s), case %zu (%d GPU worker(s), fraction %.1f, %s, ng %d): max "
                "relative difference to the CPU run %.3g\n",
                p ? "single" : "double", size, c, cases[c].gpus, cases[c].fraction,
-               cases[c].kernel == SE_TDBEM_GPU_FB ? "FB" : "CB", cases[c].ng, diff / scale);
-        SE_EXPECT(&st, scale > 0.0 && diff <= tol * scale, "case %zu: %.3g > %.0e", c,
-                  diff / scale, tol);
+               cases[c].kernel == SE_TDBEM_GPU_FB ? "FB" : "CB", cases[c].ng, e);
+        SE_EXPECT(&st, e <= tol, "case %zu: %.3g > %.0e", c, e, tol);
         free(b);
         remove(out);
       }
