@@ -5,6 +5,16 @@
 
 #include "simengine/tdbem.h"
 
+se_tdbem_slices se_tdbem_slices_view(const se_tdbem_slices *s, int64_t j0, int64_t count) {
+  se_tdbem_slices v = *s;
+  v.first = s->first + j0;
+  v.count = count;
+  v.slice_ptr = s->slice_ptr + j0;
+  v.n_rowvectors = s->slice_ptr[j0 + count] - s->slice_ptr[j0];
+  v.n_values = s->val_ptr[s->slice_ptr[j0 + count]] - s->val_ptr[s->slice_ptr[j0]];
+  return v;
+}
+
 void se_tdbem_slices_free(se_tdbem_slices *s) {
   if (!s)
     return;

@@ -132,18 +132,6 @@ static int allocate(run *r, se_error *err) {
   return SE_OK;
 }
 
-/* The local slices [j0, j0 + count) of s as slices of their own (a view: the arrays are shared,
- * slice_ptr points into s's, so it need not start at 0). */
-static se_tdbem_slices slices_view(const se_tdbem_slices *s, int64_t j0, int64_t count) {
-  se_tdbem_slices v = *s;
-  v.first = s->first + j0;
-  v.count = count;
-  v.slice_ptr = s->slice_ptr + j0;
-  v.n_rowvectors = s->slice_ptr[j0 + count] - s->slice_ptr[j0];
-  v.n_values = s->val_ptr[s->slice_ptr[j0 + count]] - s->val_ptr[s->slice_ptr[j0]];
-  return v;
-}
-
 /* Moves the workers' boundaries to bounds[0 .. n_workers] (local slices, bounds[0] = 0,
  * bounds[n_workers] = count, not decreasing): each GPU worker whose interval changed receives its
  * new slices and their history (between steps: the history is complete up to the last step; the
@@ -160,7 +148,7 @@ static int set_worker_bounds(run *r, const int64_t *bounds, se_error *err) {
     const int64_t j0 = bounds[w], c = bounds[w + 1] - j0;
     if (r->gpus_loaded && j0 == r->bounds[w] && c == r->bounds[w + 1] - r->bounds[w])
       continue;
-    const se_tdbem_slices v = slices_view(&r->slices, j0, c);
+    const se_tdbem_slices v = se_tdbem_slices_view(&r->slices, j0, c);
     SE_TRY(gpu_backend->set_interval(r->gpu[k], &v, r->hist + j0 * r->hist_len, err));
   }
   memcpy(r->bounds, bounds, (size_t)(r->n_workers + 1) * sizeof *bounds);
@@ -432,8 +420,8 @@ static int quality(const se_tdbem_slices *s, double *sum, int64_t *scored, se_er
 #pragma omp parallel for schedule(dynamic, 16)
   for (int64_t p = 0; p < pieces; p++) {
     const int64_t j0 = p * RUN_SCORE_SLICES;
-    const se_tdbem_slices v =
-        slices_view(s, j0, s->count - j0 < RUN_SCORE_SLICES ? s->count - j0 : RUN_SCORE_SLICES);
+    const int64_t count = s->count - j0 < RUN_SCORE_SLICES ? s->count - j0 : RUN_SCORE_SLICES;
+    const se_tdbem_slices v = se_tdbem_slices_view(s, j0, count);
     se_error local;
     if (se_tdbem_ordering_quality(&v, &sums[p], &counts[p], &local) != SE_OK)
 #pragma omp critical(se_tdbem_run_quality)
@@ -601,7 +589,8 @@ static int sum_begin(run *r, int64_t n, int64_t known, se_error *err) {
   for (int w = 0; w < r->n_cpu; w++) {
     const double start = MPI_Wtime();
     if (rc == SE_OK && r->bounds[w + 1] > r->bounds[w]) {
-      const se_tdbem_slices v = slices_view(&r->slices, r->bounds[w], r->bounds[w + 1] - r->bounds[w]);
+      const se_tdbem_slices v =
+          se_tdbem_slices_view(&r->slices, r->bounds[w], r->bounds[w + 1] - r->bounds[w]);
       rc = se_tdbem_sum_cpu_known(&v, r->hist + r->bounds[w] * r->hist_len, r->hist_len, n, known,
                                   r->ng, out, err);
     }
@@ -641,7 +630,7 @@ static int radiate(run *r, int q, se_error *err) {
   for (; started < r->gpus && rc == SE_OK; started++)
     rc = gpu_backend->radiate_start(r->gpu[started], p_max, err);
   if (rc == SE_OK && r->bounds[r->n_cpu] > 0) {
-    const se_tdbem_slices v = slices_view(&r->near, 0, r->bounds[r->n_cpu]);
+    const se_tdbem_slices v = se_tdbem_slices_view(&r->near, 0, r->bounds[r->n_cpu]);
     rc = se_tdbem_radiate_cpu(&v, r->a_local, p_max, out, err);
   }
   for (int k = 0; k < started; k++) {

@@ -118,17 +118,6 @@ static double max_rel(const double *x, const double *ref, int64_t len) {
   return diff / (scale > 0.0 ? scale : 1.0);
 }
 
-/* The local slices [j0, j0 + count) of s as a view. */
-static se_tdbem_slices view(const se_tdbem_slices *s, int64_t j0, int64_t count) {
-  se_tdbem_slices v = *s;
-  v.first = s->first + j0;
-  v.count = count;
-  v.slice_ptr = s->slice_ptr + j0;
-  v.n_rowvectors = s->slice_ptr[j0 + count] - s->slice_ptr[j0];
-  v.n_values = s->val_ptr[s->slice_ptr[j0 + count]] - s->val_ptr[s->slice_ptr[j0]];
-  return v;
-}
-
 static const struct {
   const char *name;
   se_tdbem_gpu_kernel kernel;
@@ -157,7 +146,7 @@ static void check_case(se_test_state *st, const se_tdbem_slices *s, const char *
     /* whole, a middle sub-interval, whole again (boundaries moved between calls) */
     const int64_t ranges[3][2] = {{0, s->count}, {s->count / 3, s->count / 2}, {0, s->count}};
     for (int part = 0; part < 3; part++) {
-      const se_tdbem_slices v = view(s, ranges[part][0], ranges[part][1]);
+      const se_tdbem_slices v = se_tdbem_slices_view(s, ranges[part][0], ranges[part][1]);
       ok(se_tdbem_cuda_set_interval(g, &v, hist + ranges[part][0] * hist_len, &err), &err,
          "se_tdbem_cuda_set_interval");
       for (int ng = 1; ng <= 16; ng++)
@@ -296,7 +285,7 @@ int main(void) {
   for (int p = 0; p < 2; p++) {
     se_tdbem_slices all;
     sparse_case(&all, p ? SE_PRECISION_SINGLE : SE_PRECISION_DOUBLE, 300000);
-    const se_tdbem_slices s = view(&all, 0, 200);
+    const se_tdbem_slices s = se_tdbem_slices_view(&all, 0, 200);
     const int64_t N = s.n, hist_len = s.kmax + 16;
     double *a = xcalloc((size_t)s.count, sizeof *a);
     double *hist = xcalloc((size_t)(s.count * hist_len), sizeof *hist);

@@ -54,6 +54,10 @@ typedef struct se_tdbem_m0 {
 } se_tdbem_m0;
 
 void se_tdbem_slices_free(se_tdbem_slices *s);
+
+/* Slices [j0, j0 + count) of s (local indices) as slices of their own: a view sharing s's arrays
+ * (slice_ptr points into s's and need not start at 0; free only s). Not collective. */
+se_tdbem_slices se_tdbem_slices_view(const se_tdbem_slices *s, int64_t j0, int64_t count);
 void se_tdbem_m0_free(se_tdbem_m0 *m0);
 
 /* ---- summation (src/tdbem_sum_cpu.c) -------------------------------------------------------
