@@ -58,6 +58,8 @@ static const char *usage =
     "                           (default: as many as fit in 16 MiB per rank, at least 1)\n"
     "  --flush-seconds S        flush the output to disk at most every S seconds (default 60)\n"
     "  --progress S             progress line on rank 0 every S seconds (default 5; 0: none)\n"
+    "  --ng N                   tdbem: summation vectors computed together, 1 to 16 (default 8):\n"
+    "                           each stored value is read once per N steps (docs/tdbem.md)\n"
     "  --ordering original|morton|hilbert\n"
     "                           tdbem: numbering of the unknowns for the marching (default\n"
     "                           original; morton and hilbert need /tdbem/positions). The output\n"
@@ -75,7 +77,9 @@ static const char *usage =
     "Example:\n"
     "  simengine-prep neurons --swc data/morphologies/pyramidal.swc:100 --iclamp-all 5:100:0.5 -o net.h5\n"
     "  mpirun -np 4 simengine net.h5 -o net.out.h5\n"
-    "  python3 tools/plot_traces.py net.out.h5 -o traces.png\n";
+    "  python3 tools/plot_traces.py net.out.h5 -o traces.png\n"
+    "  simengine-prep tdbem --shape sphere --n 2000 --kmax 100 -o case.h5\n"
+    "  mpirun -np 2 simengine case.h5 --ng 8 --ordering hilbert\n";
 
 typedef struct run_options {
   const char *input;
