@@ -150,7 +150,8 @@ void se_balance_free(se_balance *b) {
   free(b->unit);
   free(b->prev_counts);
   free(b->prev_times);
-  b->counts = b->capacity = b->best_counts = b->prev_counts = NULL;
+  free(b->measured);
+  b->counts = b->capacity = b->best_counts = b->prev_counts = b->measured = NULL;
   b->target = b->slope = b->unit = b->prev_times = NULL;
 }
 
@@ -164,6 +165,7 @@ static int alloc_arrays(se_balance *b, se_error *err) {
   SE_CALLOC(err, b->unit, b->workers, "balancer costs per item");
   SE_CALLOC(err, b->prev_counts, b->workers, "balancer previous counts");
   SE_CALLOC(err, b->prev_times, b->workers, "balancer previous times");
+  SE_CALLOC(err, b->measured, b->workers, "balancer measured counts");
   return SE_OK;
 }
 
@@ -233,22 +235,45 @@ int se_balance_set_counts(se_balance *b, const int64_t *counts, se_error *err) {
   return SE_OK;
 }
 
-int se_balance_move_pays_back(int workers, const int64_t *cur, const double *t,
-                              const int64_t *next, double cost_per_item, int64_t iterations_left) {
-  if (cost_per_item < 0.0)
-    return 1;
-  double wall = 0.0, predicted = 0.0;
+int64_t se_balance_moved_items(int workers, const int64_t *cur, const int64_t *next) {
   int64_t moved = 0, first_cur = 0, first_next = 0;
   for (int w = 0; w < workers; w++) {
-    wall = t[w] > wall ? t[w] : wall;
-    const double tw = cur[w] > 0 ? t[w] / (double)cur[w] * (double)next[w] : 0.0;
-    predicted = tw > predicted ? tw : predicted;
     if (first_cur != first_next || cur[w] != next[w])
       moved += next[w];
     first_cur += cur[w];
     first_next += next[w];
   }
-  return (wall - predicted) * (double)iterations_left > cost_per_item * (double)moved;
+  return moved;
+}
+
+int se_balance_move_pays_back(int workers, const int64_t *cur, const double *t,
+                              const int64_t *next, double cost_per_item, int64_t iterations_left) {
+  if (cost_per_item < 0.0)
+    return 1;
+  double wall = 0.0, predicted = 0.0;
+  for (int w = 0; w < workers; w++) {
+    wall = t[w] > wall ? t[w] : wall;
+    const double tw = cur[w] > 0 ? t[w] / (double)cur[w] * (double)next[w] : 0.0;
+    predicted = tw > predicted ? tw : predicted;
+  }
+  return (wall - predicted) * (double)iterations_left >
+         cost_per_item * (double)se_balance_moved_items(workers, cur, next);
+}
+
+int se_balance_update_paying(se_balance *b, const double *times, double cost_per_item,
+                             int64_t iterations_left, int64_t *moved, int *kept, se_error *err) {
+  const int W = b->workers;
+  memcpy(b->measured, b->counts, (size_t)W * sizeof *b->counts);
+  SE_TRY(se_balance_update(b, times, err));
+  *moved = se_balance_moved_items(W, b->measured, b->counts);
+  *kept = 0;
+  if (*moved > 0 &&
+      !se_balance_move_pays_back(W, b->measured, times, b->counts, cost_per_item, iterations_left)) {
+    SE_TRY(se_balance_set_counts(b, b->measured, err));
+    *moved = 0;
+    *kept = 1;
+  }
+  return SE_OK;
 }
 
 int se_balance_update(se_balance *b, const double *times, se_error *err) {

@@ -32,6 +32,7 @@ typedef struct se_balance {
   double *slope;              /* [W] scratch (RATE): marginal time per item of each worker */
   double *unit;               /* [W] scratch: mean time per item of each worker (rounding) */
   int64_t *prev_counts;       /* [W] (RATE) counts of the previous measured iteration */
+  int64_t *measured;          /* [W] scratch (se_balance_update_paying): the measured counts */
   double *prev_times;         /* [W] (RATE) times of the previous measured iteration */
 } se_balance;
 
@@ -66,6 +67,19 @@ int se_balance_set_counts(se_balance *b, const int64_t *counts, se_error *err);
  * measured yet): 1, move. Pure. */
 int se_balance_move_pays_back(int workers, const int64_t *cur, const double *t,
                               const int64_t *next, double cost_per_item, int64_t iterations_left);
+
+/* Items that change worker from counts cur[W] to counts next[W]: the new counts of the workers
+ * whose interval (first item or count) changes; what a move rebuilds. Pure. */
+int64_t se_balance_moved_items(int workers, const int64_t *cur, const int64_t *next);
+
+/* se_balance_update, then the payback test of the move it asks for: when moving from the
+ * configuration just measured to the new one would not pay back over iterations_left iterations
+ * at cost_per_item seconds per moved item (se_balance_move_pays_back; < 0: not measured yet,
+ * move), the measured configuration is kept (se_balance_set_counts). *moved receives the items
+ * the caller must move (se_balance_moved_items; 0 when nothing changes), *kept 1 when a move was
+ * declined. Fails like se_balance_update. */
+int se_balance_update_paying(se_balance *b, const double *times, double cost_per_item,
+                             int64_t iterations_left, int64_t *moved, int *kept, se_error *err);
 
 /* Records one iteration run with the current configuration, times[w] seconds per worker (finite,
  * >= 0), and moves to the next configuration: the best one seen is kept; after max_iterations

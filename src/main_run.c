@@ -819,10 +819,9 @@ typedef struct balance_stats {
 } balance_stats;
 
 /* Ends a full iteration: appends the workers' intervals and times to the history; with a
- * balancer (b not NULL) updates it with the times and moves the cells when the move pays back
- * over the iterations_left iterations still to run (se_balance_move_pays_back with the measured
- * cost per rebuilt cell of the earlier moves; otherwise the balancer keeps the current
- * configuration). With verbose, prints a line per iteration until the balancer
+ * balancer (b not NULL) updates it with the times (se_balance_update_paying: a move must pay
+ * back over the iterations_left iterations still to run at the measured cost per rebuilt cell of
+ * the earlier moves) and moves the cells. With verbose, prints a line per iteration until the balancer
  * has rolled back. Not collective. */
 static int balance_iteration(workers *ws, se_balance *b, se_balance_history *h,
                              balance_stats *st, int64_t iterations_left, int verbose,
@@ -840,21 +839,16 @@ static int balance_iteration(workers *ws, se_balance *b, se_balance_history *h,
   if (!b)
     return SE_OK;
   const int was_frozen = b->frozen;
-  SE_TRY(se_balance_update(b, t, err));
-  int kept = 0;
-  int64_t current[MAX_WORKERS];
-  for (int k = 0; k < ws->n; k++)
-    current[k] = ws->w[k].count;
   const double cost_per_cell = st->cells_rebuilt > 0 ? st->move_seconds / (double)st->cells_rebuilt
                                                      : -1.0;
-  if (!se_balance_move_pays_back(ws->n, current, t, b->counts, cost_per_cell, iterations_left)) {
-    SE_TRY(se_balance_set_counts(b, current, err));
-    kept = 1;
-    st->kept++;
-  }
+  int64_t to_move;
+  int kept;
+  SE_TRY(se_balance_update_paying(b, t, cost_per_cell, iterations_left, &to_move, &kept, err));
+  st->kept += kept;
   double t0 = omp_get_wtime();
   int64_t rebuilt = 0;
-  SE_TRY(workers_move(ws, b, &rebuilt, err));
+  if (to_move > 0)
+    SE_TRY(workers_move(ws, b, &rebuilt, err));
   double seconds = omp_get_wtime() - t0;
   if (rebuilt > 0) {
     st->moves++;

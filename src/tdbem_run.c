@@ -81,6 +81,8 @@ typedef struct run {
   double wtime[RUN_WORKERS_MAX]; /* each worker's time in the last group */
   int balancing;                 /* r->bal is running */
   se_balance bal;
+  int64_t moved_slices;          /* slices moved by the balancing so far, and the seconds it */
+  double move_seconds;           /* took (the cost per slice of the payback rule) */
   se_balance_history history;
   MPI_Comm m0_comm; /* the ranks solving with M0 (MPI_COMM_NULL on the others) */
   se_ordering kind; /* the unknown ordering of the marching */
@@ -232,13 +234,17 @@ static int workers_create(run *r, se_error *err) {
       return se_error_prepend(err, "balancing the rank's %lld slices over its %d workers: ",
                               (long long)r->count, r->n_workers);
     r->balancing = 1;
+    /* start from the static split when it fits the caps, else from the balancer's own */
+    int64_t counts[RUN_WORKERS_MAX];
     int fits = 1;
-    for (int w = 0; w < r->n_workers; w++)
-      fits &= bounds[w + 1] > bounds[w] && (caps[w] < 0 || bounds[w + 1] - bounds[w] <= caps[w]);
+    for (int w = 0; w < r->n_workers; w++) {
+      counts[w] = bounds[w + 1] - bounds[w];
+      fits &= counts[w] > 0 && (caps[w] < 0 || counts[w] <= caps[w]);
+    }
+    if (fits)
+      SE_TRY(se_balance_set_counts(&r->bal, counts, err));
     for (int w = 0; w < r->n_workers; w++) {
       int64_t first, last;
-      if (fits)
-        r->bal.counts[w] = bounds[w + 1] - bounds[w];
       se_balance_interval(&r->bal, w, &first, &last);
       bounds[w + 1] = last + 1;
     }
@@ -642,9 +648,10 @@ static int radiate(run *r, int q, se_error *err) {
 }
 
 /* After each group: appends the workers' intervals and times to the history; with balancing,
- * updates the balancer and moves the slices (rank 0 prints the iteration until the balancer has
- * kept its best split). Not collective. */
-static int balance_group(run *r, se_error *err) {
+ * updates the balancer (se_balance_update_paying: a move must pay back over the groups_left
+ * groups still to run at the measured cost per moved slice) and moves the slices (rank 0 prints
+ * the iteration until the balancer has kept its best split). Not collective. */
+static int balance_group(run *r, int64_t groups_left, se_error *err) {
   const double start = MPI_Wtime();
   int64_t first[RUN_WORKERS_MAX], last[RUN_WORKERS_MAX], bounds[RUN_WORKERS_MAX + 1];
   for (int w = 0; w < r->n_workers; w++) {
@@ -655,14 +662,22 @@ static int balance_group(run *r, se_error *err) {
   if (!r->balancing)
     return SE_OK;
   const int was_frozen = r->bal.frozen;
-  SE_TRY(se_balance_update(&r->bal, r->wtime, err));
+  const double cost = r->moved_slices > 0 ? r->move_seconds / (double)r->moved_slices : -1.0;
+  int64_t moved;
+  int kept;
+  SE_TRY(se_balance_update_paying(&r->bal, r->wtime, cost, groups_left, &moved, &kept, err));
   bounds[0] = 0;
   for (int w = 0; w < r->n_workers; w++) {
     int64_t a, b;
     se_balance_interval(&r->bal, w, &a, &b);
     bounds[w + 1] = b + 1;
   }
+  const double move_start = MPI_Wtime();
   SE_TRY(set_worker_bounds(r, bounds, err));
+  if (moved > 0) {
+    r->moved_slices += moved;
+    r->move_seconds += MPI_Wtime() - move_start;
+  }
   lap(r, T_BALANCE, start);
   if (r->rank == 0 && !was_frozen) {
     printf("simengine: tdbem balance iteration %lld: times", (long long)r->history.n_iterations);
@@ -671,7 +686,8 @@ static int balance_group(run *r, se_error *err) {
     printf(" s (%s); next slices", r->history.names);
     for (int w = 0; w < r->n_workers; w++)
       printf(" %lld", (long long)(bounds[w + 1] - bounds[w]));
-    printf("%s\n", r->bal.frozen ? " (kept the best split)" : "");
+    printf("%s%s\n", r->bal.frozen ? " (kept the best split)" : "",
+           kept ? " (kept: a move would not pay back)" : "");
     fflush(stdout);
   }
   return SE_OK;
@@ -709,7 +725,7 @@ static int march(run *r, se_error *err) {
     memcpy(r->partial, r->partial + rows, (size_t)rows * sizeof *r->partial);
     memset(r->partial + rows, 0, (size_t)rows * sizeof *r->partial);
     if (local_rc == SE_OK && more)
-      local_rc = balance_group(r, err);
+      local_rc = balance_group(r, (steps - n - 1) / r->ng, err);
     SE_TRY(se_mpi_agree(r->comm, local_rc, err)); /* a failure in the last radiation or move */
     double now = MPI_Wtime();
     int64_t done = n + r->ng < steps ? n + r->ng : steps;

@@ -255,6 +255,37 @@ static void test_payback(se_test_state *st) {
   SE_EXPECT(st, se_balance_move_pays_back(3, c3, t3, n3, 0.01, 2) == 0 &&
                     se_balance_move_pays_back(3, c3, t3, n3, 0.01, 4) == 1,
             "three workers: 1.2 s of moves against 0.4 s per iteration");
+  SE_EXPECT(st, se_balance_moved_items(3, c3, n3) == 120 && se_balance_moved_items(3, c3, c3) == 0,
+            "moved items %lld", (long long)se_balance_moved_items(3, c3, n3));
+  /* the update with the test: taken when the cost is unknown, declined when it is too high
+   * (the measured configuration stays), nothing to move when the update keeps the counts */
+  se_balance b;
+  se_error err = {0};
+  const double cost[3] = {-1.0, 1e9, 0.0};
+  for (int k = 0; k < 3; k++) {
+    SE_EXPECT(st, se_balance_init(&b, 2, 200, NULL, SE_BALANCE_PAPER, 10, &err) == SE_OK, "%s",
+              err.message);
+    int64_t moved = -1;
+    int kept = -1;
+    const double even[2] = {1.0, 1.0};
+    SE_EXPECT(st, se_balance_update_paying(&b, k == 2 ? even : t, cost[k], 5, &moved, &kept,
+                                           &err) == SE_OK,
+              "%s", err.message);
+    if (k == 0)
+      SE_EXPECT(st, kept == 0 && moved > 0 && b.counts[0] < 100,
+                "unknown cost: kept %d, moved %lld, counts %lld", kept, (long long)moved,
+                (long long)b.counts[0]);
+    if (k == 1)
+      SE_EXPECT(st, kept == 1 && moved == 0 && b.counts[0] == 100 && b.counts[1] == 100,
+                "too costly: kept %d, moved %lld, counts %lld", kept, (long long)moved,
+                (long long)b.counts[0]);
+    if (k == 2)
+      SE_EXPECT(st, kept == 0 && moved == 0 && b.counts[0] == 100,
+                "balanced already: kept %d, moved %lld, counts %lld", kept, (long long)moved,
+                (long long)b.counts[0]);
+    check_configuration(st, &b, "paying update");
+    se_balance_free(&b);
+  }
 }
 
 /* Rounding: random real targets (any sign) give counts in [1, cap] summing to the total. */
