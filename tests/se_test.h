@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "simengine/error.h"
+
 typedef struct se_test_state {
   int checks, failures;
 } se_test_state;
@@ -20,6 +22,24 @@ typedef struct se_test_state {
       fprintf(stderr, "\n");                                                  \
     }                                                                         \
   } while (0)
+
+/* Exits with err's message when rc is not SE_OK: an error the test did not expect. */
+static inline void se_test_ok(int rc, const se_error *err, const char *what) {
+  if (rc != SE_OK) {
+    fprintf(stderr, "%s failed: %s\n", what, err->message);
+    exit(1);
+  }
+}
+
+/* calloc of at least one element that exits when memory runs out. */
+static inline void *se_test_calloc(size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size);
+  if (!p) {
+    fprintf(stderr, "out of memory (%zu x %zu bytes)\n", n, size);
+    exit(1);
+  }
+  return p;
+}
 
 /* Prints the summary line and returns the process exit code. */
 static inline int se_test_finish(const se_test_state *st, const char *name) {

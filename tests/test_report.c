@@ -13,6 +13,7 @@
 
 #include "report.h"
 #include "se_test.h"
+#include "se_test_mpi.h"
 
 enum { MAX_CELLS = 8, MAX_COLS = 32, MAX_SPIKES = 64 };
 
@@ -511,10 +512,7 @@ int main(int argc, char **argv) {
     run_scenario(&st, argv[1], &scenarios[i]);
   run_failures(&st, argv[1]);
 
-  int failures = st.failures, total = 0;
-  MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  st.failures = total;
-  int code = rank == 0 ? se_test_finish(&st, "test_report") : (total ? 1 : 0);
+  int code = se_test_finish_all(&st, "test_report", MPI_COMM_WORLD);
   MPI_Finalize();
   return code;
 }

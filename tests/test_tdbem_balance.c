@@ -20,6 +20,7 @@
 #include "balance.h"
 #include "prep_tdbem.h"
 #include "se_test.h"
+#include "se_test_mpi.h"
 #include "tdbem_run_test.h"
 #include "tdbem_run.h"
 
@@ -142,10 +143,7 @@ int main(int argc, char **argv) {
   rc = se_tdbem_run_workers("none.h5", "none.out.h5", MPI_COMM_WORLD, &o, &err);
   SE_EXPECT(&st, rc == SE_ERR_ARG && strstr(err.message, "CPU workers"), "17 CPU workers: %d %s",
             rc, err.message);
-  int failures = st.failures;
-  MPI_Allreduce(MPI_IN_PLACE, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  st.failures = failures;
-  rc = rank == 0 ? se_test_finish(&st, "tdbem_balance") : (failures ? 1 : 0);
+  rc = se_test_finish_all(&st, "tdbem_balance", MPI_COMM_WORLD);
   MPI_Finalize();
   return rc;
 }

@@ -28,22 +28,6 @@ int main(void) {
 #include "tdbem_front_ref.h"
 #include "tdbem_sum_cpu.h"
 
-static void ok(int rc, const se_error *err, const char *what) {
-  if (rc != SE_OK) {
-    fprintf(stderr, "%s failed: %s\n", what, err->message);
-    exit(1);
-  }
-}
-
-static void *xcalloc(size_t n, size_t size) {
-  void *p = calloc(n ? n : 1, size);
-  if (!p) {
-    fprintf(stderr, "out of memory\n");
-    exit(1);
-  }
-  return p;
-}
-
 /* A random case: N unknowns (slices), kmax; slice j has rows i with probability density, rows
  * i % 13 == 7 and slices j % 11 == 5 empty; lengths 1 .. longest (some longer than 32). */
 static void random_case(se_tdbem_slices *s, se_precision prec, int64_t n, int64_t kmax,
@@ -51,11 +35,11 @@ static void random_case(se_tdbem_slices *s, se_precision prec, int64_t n, int64_
   uint64_t rng = seed;
   const int64_t cap_rv = n * n + 1, cap_v = cap_rv * longest + 1;
   *s = (se_tdbem_slices){.precision = prec, .n = n, .kmax = kmax, .first = 0, .count = n};
-  s->slice_ptr = xcalloc((size_t)n + 1, sizeof *s->slice_ptr);
-  s->row = xcalloc((size_t)cap_rv, sizeof *s->row);
-  s->kstart = xcalloc((size_t)cap_rv, sizeof *s->kstart);
-  s->val_ptr = xcalloc((size_t)cap_rv + 1, sizeof *s->val_ptr);
-  s->val = xcalloc((size_t)cap_v, prec == SE_PRECISION_SINGLE ? sizeof(float) : sizeof(double));
+  s->slice_ptr = se_test_calloc((size_t)n + 1, sizeof *s->slice_ptr);
+  s->row = se_test_calloc((size_t)cap_rv, sizeof *s->row);
+  s->kstart = se_test_calloc((size_t)cap_rv, sizeof *s->kstart);
+  s->val_ptr = se_test_calloc((size_t)cap_rv + 1, sizeof *s->val_ptr);
+  s->val = se_test_calloc((size_t)cap_v, prec == SE_PRECISION_SINGLE ? sizeof(float) : sizeof(double));
   int64_t rv = 0, v = 0;
   for (int64_t j = 0; j < n; j++) {
     for (int32_t i = 0; i < n && j % 11 != 5; i++) {
@@ -85,11 +69,11 @@ static void random_case(se_tdbem_slices *s, se_precision prec, int64_t n, int64_
  * (j * 7919) mod n, k from 1, 3 values; for rows past what one grid of 65 535 blocks covers. */
 static void sparse_case(se_tdbem_slices *s, se_precision prec, int64_t n) {
   *s = (se_tdbem_slices){.precision = prec, .n = n, .kmax = 3, .first = 0, .count = n};
-  s->slice_ptr = xcalloc((size_t)n + 1, sizeof *s->slice_ptr);
-  s->row = xcalloc((size_t)n, sizeof *s->row);
-  s->kstart = xcalloc((size_t)n, sizeof *s->kstart);
-  s->val_ptr = xcalloc((size_t)n + 1, sizeof *s->val_ptr);
-  s->val = xcalloc(3 * (size_t)n, prec == SE_PRECISION_SINGLE ? sizeof(float) : sizeof(double));
+  s->slice_ptr = se_test_calloc((size_t)n + 1, sizeof *s->slice_ptr);
+  s->row = se_test_calloc((size_t)n, sizeof *s->row);
+  s->kstart = se_test_calloc((size_t)n, sizeof *s->kstart);
+  s->val_ptr = se_test_calloc((size_t)n + 1, sizeof *s->val_ptr);
+  s->val = se_test_calloc(3 * (size_t)n, prec == SE_PRECISION_SINGLE ? sizeof(float) : sizeof(double));
   uint64_t rng = 5;
   for (int64_t j = 0; j < n; j++) {
     s->slice_ptr[j + 1] = j + 1;
@@ -130,32 +114,32 @@ static const struct {
 static void check_case(se_test_state *st, const se_tdbem_slices *s, const char *label) {
   const int64_t N = s->n, hist_len = s->kmax + 16;
   const double tol = s->precision == SE_PRECISION_SINGLE ? 1e-5 : 1e-12;
-  double *hist = xcalloc((size_t)(s->count * hist_len), sizeof *hist);
+  double *hist = se_test_calloc((size_t)(s->count * hist_len), sizeof *hist);
   uint64_t rng = 99;
   for (int64_t x = 0; x < s->count * hist_len; x++)
     hist[x] = se_rand_uniform(&rng, -1, 1);
-  double *gpu = xcalloc(31 * (size_t)N, sizeof *gpu), *cpu = xcalloc(31 * (size_t)N, sizeof *cpu);
+  double *gpu = se_test_calloc(31 * (size_t)N, sizeof *gpu), *cpu = se_test_calloc(31 * (size_t)N, sizeof *cpu);
   const int64_t times[3] = {0, 3, s->kmax + 5};
   se_error err = {0};
   double worst = 0.0;
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
     se_tdbem_cuda_t g;
-    ok(se_tdbem_cuda_create(0, kinds[k].kernel, kinds[k].bc, N, s->kmax, s->precision, hist_len,
+    se_test_ok(se_tdbem_cuda_create(0, kinds[k].kernel, kinds[k].bc, N, s->kmax, s->precision, hist_len,
                             &g, &err),
        &err, "se_tdbem_cuda_create");
     /* whole, a middle sub-interval, whole again (boundaries moved between calls) */
     const int64_t ranges[3][2] = {{0, s->count}, {s->count / 3, s->count / 2}, {0, s->count}};
     for (int part = 0; part < 3; part++) {
       const se_tdbem_slices v = se_tdbem_slices_view(s, ranges[part][0], ranges[part][1]);
-      ok(se_tdbem_cuda_set_interval(g, &v, hist + ranges[part][0] * hist_len, &err), &err,
+      se_test_ok(se_tdbem_cuda_set_interval(g, &v, hist + ranges[part][0] * hist_len, &err), &err,
          "se_tdbem_cuda_set_interval");
       for (int ng = 1; ng <= 16; ng++)
         for (int t = 0; t < 3; t++) {
           memset(gpu, 0, 16 * (size_t)N * sizeof *gpu);
           memset(cpu, 0, 16 * (size_t)N * sizeof *cpu);
-          ok(se_tdbem_cuda_sum_start(g, times[t], ng, &err), &err, "sum_start");
-          ok(se_tdbem_cuda_sum_finish(g, gpu, NULL, &err), &err, "sum_finish");
-          ok(se_tdbem_sum_cpu(&v, hist + ranges[part][0] * hist_len, hist_len, times[t], ng, cpu,
+          se_test_ok(se_tdbem_cuda_sum_start(g, times[t], ng, &err), &err, "sum_start");
+          se_test_ok(se_tdbem_cuda_sum_finish(g, gpu, NULL, &err), &err, "sum_finish");
+          se_test_ok(se_tdbem_sum_cpu(&v, hist + ranges[part][0] * hist_len, hist_len, times[t], ng, cpu,
                               &err),
              &err, "se_tdbem_sum_cpu");
           const double e = max_rel(gpu, cpu, ng * N);
@@ -166,19 +150,19 @@ static void check_case(se_test_state *st, const se_tdbem_slices *s, const char *
     }
     /* the history update: a new a_m at m = kmax + 5, then the sum at n = kmax + 6 */
     const int64_t m = s->kmax + 5;
-    double *a = xcalloc((size_t)s->count, sizeof *a);
+    double *a = se_test_calloc((size_t)s->count, sizeof *a);
     for (int64_t j = 0; j < s->count; j++) {
       a[j] = se_rand_uniform(&rng, -2, 2);
       hist[j * hist_len + m % hist_len] = a[j];
     }
-    ok(se_tdbem_cuda_push(g, a, m, &err), &err, "se_tdbem_cuda_push");
+    se_test_ok(se_tdbem_cuda_push(g, a, m, &err), &err, "se_tdbem_cuda_push");
     /* the radiation of that a_m on the device = se_tdbem_radiate_cpu, p_max 1, 11, 21, 31 */
     for (int p_max = 1; p_max <= 31; p_max += 10) {
       memset(gpu, 0, 31 * (size_t)N * sizeof *gpu);
       memset(cpu, 0, 31 * (size_t)N * sizeof *cpu);
-      ok(se_tdbem_cuda_radiate_start(g, p_max, &err), &err, "radiate_start");
-      ok(se_tdbem_cuda_radiate_finish(g, gpu, &err), &err, "radiate_finish");
-      ok(se_tdbem_radiate_cpu(s, a, p_max, cpu, &err), &err, "se_tdbem_radiate_cpu");
+      se_test_ok(se_tdbem_cuda_radiate_start(g, p_max, &err), &err, "radiate_start");
+      se_test_ok(se_tdbem_cuda_radiate_finish(g, gpu, &err), &err, "radiate_finish");
+      se_test_ok(se_tdbem_radiate_cpu(s, a, p_max, cpu, &err), &err, "se_tdbem_radiate_cpu");
       const double e = max_rel(gpu, cpu, 31 * N);
       SE_EXPECT(st, e <= tol, "%s %s radiation p_max %d: %.3g", label, kinds[k].name, p_max, e);
     }
@@ -186,17 +170,17 @@ static void check_case(se_test_state *st, const se_tdbem_slices *s, const char *
     free(a);
     memset(gpu, 0, 16 * (size_t)N * sizeof *gpu);
     memset(cpu, 0, 16 * (size_t)N * sizeof *cpu);
-    ok(se_tdbem_cuda_sum_start(g, m + 1, 8, &err), &err, "sum_start");
-    ok(se_tdbem_cuda_sum_finish(g, gpu, NULL, &err), &err, "sum_finish");
-    ok(se_tdbem_sum_cpu(s, hist, hist_len, m + 1, 8, cpu, &err), &err, "se_tdbem_sum_cpu");
+    se_test_ok(se_tdbem_cuda_sum_start(g, m + 1, 8, &err), &err, "sum_start");
+    se_test_ok(se_tdbem_cuda_sum_finish(g, gpu, NULL, &err), &err, "sum_finish");
+    se_test_ok(se_tdbem_sum_cpu(s, hist, hist_len, m + 1, 8, cpu, &err), &err, "se_tdbem_sum_cpu");
     const double e = max_rel(gpu, cpu, 8 * N);
     SE_EXPECT(st, e <= tol, "%s %s after push: %.3g", label, kinds[k].name, e);
     /* the next group's product while a_{m-4} .. a_m are not known yet (known = m - 4) */
     memset(gpu, 0, 16 * (size_t)N * sizeof *gpu);
     memset(cpu, 0, 16 * (size_t)N * sizeof *cpu);
-    ok(se_tdbem_cuda_sum_start_known(g, m + 1, m - 4, 8, &err), &err, "sum_start_known");
-    ok(se_tdbem_cuda_sum_finish(g, gpu, NULL, &err), &err, "sum_finish");
-    ok(se_tdbem_sum_cpu_known(s, hist, hist_len, m + 1, m - 4, 8, cpu, &err), &err,
+    se_test_ok(se_tdbem_cuda_sum_start_known(g, m + 1, m - 4, 8, &err), &err, "sum_start_known");
+    se_test_ok(se_tdbem_cuda_sum_finish(g, gpu, NULL, &err), &err, "sum_finish");
+    se_test_ok(se_tdbem_sum_cpu_known(s, hist, hist_len, m + 1, m - 4, 8, cpu, &err), &err,
        "se_tdbem_sum_cpu_known");
     const double ek = max_rel(gpu, cpu, 8 * N);
     SE_EXPECT(st, ek <= tol, "%s %s known = m - 4: %.3g", label, kinds[k].name, ek);
@@ -204,21 +188,21 @@ static void check_case(se_test_state *st, const se_tdbem_slices *s, const char *
   }
   /* ng 1 is the full s_n: the front reference (time-major history of the same values) */
   se_tdbem_front f = {0};
-  ok(se_tdbem_front_create(s, &f, &err), &err, "se_tdbem_front_create");
+  se_test_ok(se_tdbem_front_create(s, &f, &err), &err, "se_tdbem_front_create");
   const int64_t n = s->kmax + 6;
-  double *past = xcalloc((size_t)(hist_len * s->count), sizeof *past);
+  double *past = se_test_calloc((size_t)(hist_len * s->count), sizeof *past);
   for (int64_t m = 0; m < hist_len; m++)
     for (int64_t j = 0; j < s->count; j++)
       past[m * s->count + j] = hist[j * hist_len + m];
   memset(cpu, 0, (size_t)N * sizeof *cpu);
-  ok(se_tdbem_front_sum(&f, past, hist_len, n, cpu, &err), &err, "se_tdbem_front_sum");
+  se_test_ok(se_tdbem_front_sum(&f, past, hist_len, n, cpu, &err), &err, "se_tdbem_front_sum");
   se_tdbem_cuda_t g;
-  ok(se_tdbem_cuda_create(0, SE_TDBEM_GPU_CB, 16, N, s->kmax, s->precision, hist_len, &g, &err),
+  se_test_ok(se_tdbem_cuda_create(0, SE_TDBEM_GPU_CB, 16, N, s->kmax, s->precision, hist_len, &g, &err),
      &err, "create");
-  ok(se_tdbem_cuda_set_interval(g, s, hist, &err), &err, "set_interval");
+  se_test_ok(se_tdbem_cuda_set_interval(g, s, hist, &err), &err, "set_interval");
   memset(gpu, 0, (size_t)N * sizeof *gpu);
-  ok(se_tdbem_cuda_sum_start(g, n, 1, &err), &err, "sum_start");
-  ok(se_tdbem_cuda_sum_finish(g, gpu, NULL, &err), &err, "sum_finish");
+  se_test_ok(se_tdbem_cuda_sum_start(g, n, 1, &err), &err, "sum_start");
+  se_test_ok(se_tdbem_cuda_sum_finish(g, gpu, NULL, &err), &err, "sum_finish");
   const double e = max_rel(gpu, cpu, N);
   SE_EXPECT(st, e <= tol, "%s cb ng 1 vs front: %.3g", label, e);
   printf("%s: GPU vs CPU at most %.3g relative, CB vs front %.3g\n", label, worst, e);
@@ -238,7 +222,7 @@ static void check_errors(se_test_state *st) {
                                      &err) == SE_ERR_ARG,
             "bc 8 accepted");
   se_tdbem_cuda_destroy(g);
-  ok(se_tdbem_cuda_create(0, SE_TDBEM_GPU_CB, 16, 100, 10, SE_PRECISION_DOUBLE, 25, &g, &err), &err,
+  se_test_ok(se_tdbem_cuda_create(0, SE_TDBEM_GPU_CB, 16, 100, 10, SE_PRECISION_DOUBLE, 25, &g, &err), &err,
      "create");
   SE_EXPECT(st, se_tdbem_cuda_sum_start(g, 0, 17, &err) == SE_ERR_ARG, "ng 17 accepted");
   SE_EXPECT(st, se_tdbem_cuda_sum_start(g, 0, 16, &err) == SE_ERR_ARG, "short history accepted");
@@ -274,7 +258,7 @@ int main(void) {
     pp.precision = prec;
     se_tdbem_case c = {0};
     se_error err = {0};
-    ok(se_prep_tdbem_build(&pp, &c, &err), &err, "se_prep_tdbem_build");
+    se_test_ok(se_prep_tdbem_build(&pp, &c, &err), &err, "se_prep_tdbem_build");
     snprintf(label, sizeof label, "%s sphere N 300 kmax 40", pn);
     check_case(&st, &c.slices, label);
     se_tdbem_case_free(&c);
@@ -288,21 +272,21 @@ int main(void) {
     sparse_case(&all, p ? SE_PRECISION_SINGLE : SE_PRECISION_DOUBLE, 300000);
     const se_tdbem_slices s = se_tdbem_slices_view(&all, 0, 200);
     const int64_t N = s.n, hist_len = s.kmax + 16;
-    double *a = xcalloc((size_t)s.count, sizeof *a);
-    double *hist = xcalloc((size_t)(s.count * hist_len), sizeof *hist);
-    double *gpu = xcalloc(3 * (size_t)N, sizeof *gpu), *cpu = xcalloc(3 * (size_t)N, sizeof *cpu);
+    double *a = se_test_calloc((size_t)s.count, sizeof *a);
+    double *hist = se_test_calloc((size_t)(s.count * hist_len), sizeof *hist);
+    double *gpu = se_test_calloc(3 * (size_t)N, sizeof *gpu), *cpu = se_test_calloc(3 * (size_t)N, sizeof *cpu);
     uint64_t rng = 17;
     for (int64_t j = 0; j < s.count; j++)
       a[j] = hist[j * hist_len + 4] = se_rand_uniform(&rng, -2, 2);
     se_error err = {0};
     se_tdbem_cuda_t g;
-    ok(se_tdbem_cuda_create(0, SE_TDBEM_GPU_CB, 16, N, s.kmax, s.precision, hist_len, &g, &err),
+    se_test_ok(se_tdbem_cuda_create(0, SE_TDBEM_GPU_CB, 16, N, s.kmax, s.precision, hist_len, &g, &err),
        &err, "se_tdbem_cuda_create (N 300 000)");
-    ok(se_tdbem_cuda_set_interval(g, &s, hist, &err), &err, "set_interval (N 300 000)");
-    ok(se_tdbem_cuda_push(g, a, 4, &err), &err, "push (N 300 000)");
-    ok(se_tdbem_cuda_radiate_start(g, 3, &err), &err, "radiate_start (N 300 000)");
-    ok(se_tdbem_cuda_radiate_finish(g, gpu, &err), &err, "radiate_finish (N 300 000)");
-    ok(se_tdbem_radiate_cpu(&s, a, 3, cpu, &err), &err, "se_tdbem_radiate_cpu (N 300 000)");
+    se_test_ok(se_tdbem_cuda_set_interval(g, &s, hist, &err), &err, "set_interval (N 300 000)");
+    se_test_ok(se_tdbem_cuda_push(g, a, 4, &err), &err, "push (N 300 000)");
+    se_test_ok(se_tdbem_cuda_radiate_start(g, 3, &err), &err, "radiate_start (N 300 000)");
+    se_test_ok(se_tdbem_cuda_radiate_finish(g, gpu, &err), &err, "radiate_finish (N 300 000)");
+    se_test_ok(se_tdbem_radiate_cpu(&s, a, 3, cpu, &err), &err, "se_tdbem_radiate_cpu (N 300 000)");
     int64_t past_cap = 0;
     for (int64_t j = 0; j < s.count; j++)
       past_cap += s.row[s.slice_ptr[j]] >= 262140;

@@ -13,6 +13,7 @@
 
 #include "prep_tdbem.h"
 #include "se_test.h"
+#include "se_test_mpi.h"
 #include "tdbem_run_test.h"
 #include "simengine/neurons.h"
 #include "tdbem_run.h"
@@ -86,10 +87,7 @@ int main(int argc, char **argv) {
   int rc = se_tdbem_run_workers("none.h5", "none.out.h5", MPI_COMM_WORLD, &bad, &err);
   SE_EXPECT(&st, rc == SE_ERR_ARG && strstr(err.message, "--gpu-fraction"), "bad fraction: %d %s",
             rc, err.message);
-  int failures = st.failures;
-  MPI_Allreduce(MPI_IN_PLACE, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  st.failures = failures;
-  rc = rank == 0 ? se_test_finish(&st, "tdbem_gpu_run") : (failures ? 1 : 0);
+  rc = se_test_finish_all(&st, "tdbem_gpu_run", MPI_COMM_WORLD);
   MPI_Finalize();
   return rc;
 }

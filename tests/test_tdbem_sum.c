@@ -24,21 +24,6 @@
 #include "tdbem_sum_cpu.h"
 #include "test_models.h"
 
-/* Exits on an error the test did not expect. */
-static void ok(int rc, const se_error *err, const char *what) {
-  if (rc != SE_OK) {
-    fprintf(stderr, "%s failed: %s\n", what, err->message);
-    exit(1);
-  }
-}
-
-static void *xcalloc(size_t n, size_t size) {
-  void *p = calloc(n ? n : 1, size);
-  if (!p)
-    abort();
-  return p;
-}
-
 /* Growable row-vector arrays while a case is built. */
 typedef struct builder {
   se_tdbem_slices *s;
@@ -51,14 +36,14 @@ static void builder_start(builder *b, se_tdbem_slices *s, se_precision precision
   s->precision = precision;
   s->n = n;
   s->count = n;
-  s->slice_ptr = xcalloc((size_t)n + 1, sizeof *s->slice_ptr);
+  s->slice_ptr = se_test_calloc((size_t)n + 1, sizeof *s->slice_ptr);
   b->s = s;
   b->cap_rv = 1024;
   b->cap_val = 8192;
-  s->row = xcalloc((size_t)b->cap_rv, sizeof *s->row);
-  s->kstart = xcalloc((size_t)b->cap_rv, sizeof *s->kstart);
-  s->val_ptr = xcalloc((size_t)b->cap_rv + 1, sizeof *s->val_ptr);
-  b->val = xcalloc((size_t)b->cap_val, sizeof *b->val);
+  s->row = se_test_calloc((size_t)b->cap_rv, sizeof *s->row);
+  s->kstart = se_test_calloc((size_t)b->cap_rv, sizeof *s->kstart);
+  s->val_ptr = se_test_calloc((size_t)b->cap_rv + 1, sizeof *s->val_ptr);
+  b->val = se_test_calloc((size_t)b->cap_val, sizeof *b->val);
 }
 
 static void *xrealloc(void *p, size_t n, size_t size) {
@@ -99,7 +84,7 @@ static void builder_finish(builder *b, int64_t kmax) {
   se_tdbem_slices *s = b->s;
   s->kmax = kmax;
   if (s->precision == SE_PRECISION_SINGLE) {
-    float *f = xcalloc((size_t)s->n_values, sizeof *f);
+    float *f = se_test_calloc((size_t)s->n_values, sizeof *f);
     for (int64_t v = 0; v < s->n_values; v++)
       f[v] = (float)b->val[v];
     free(b->val);
@@ -137,7 +122,7 @@ static void random_case(se_tdbem_slices *s, se_precision precision, int64_t n, i
 /* Random points on the unit sphere. */
 static double *sphere_points(int64_t n, uint64_t seed) {
   uint64_t rng = seed;
-  double *pos = xcalloc((size_t)n * 3, sizeof *pos);
+  double *pos = se_test_calloc((size_t)n * 3, sizeof *pos);
   for (int64_t i = 0; i < n; i++) {
     const double z = se_rand_uniform(&rng, -1, 1), phi = se_rand_uniform(&rng, 0, 2 * M_PI);
     const double r = sqrt(1 - z * z);
@@ -174,7 +159,7 @@ static void geometry_case(se_tdbem_slices *s, se_precision precision, const doub
 
 /* A diagonal M0 that keeps the marching bounded: diag_i = 1 + 2 sum_{j,k} |M_k(i, j)|. */
 static double *bounding_diagonal(const se_tdbem_slices *s) {
-  double *diag = xcalloc((size_t)s->n, sizeof *diag);
+  double *diag = se_test_calloc((size_t)s->n, sizeof *diag);
   for (int64_t r = 0; r < s->n_rowvectors; r++)
     for (int64_t v = s->val_ptr[r]; v < s->val_ptr[r + 1]; v++)
       diag[s->row[r]] += 2 * fabs(s->precision == SE_PRECISION_SINGLE
@@ -187,7 +172,7 @@ static double *bounding_diagonal(const se_tdbem_slices *s) {
 
 static double *random_illumination(int64_t steps, int64_t n, uint64_t seed) {
   uint64_t rng = seed;
-  double *l = xcalloc((size_t)(steps * n), sizeof *l);
+  double *l = se_test_calloc((size_t)(steps * n), sizeof *l);
   for (int64_t e = 0; e < steps * n; e++)
     l[e] = se_rand_uniform(&rng, -1, 1);
   return l;
@@ -205,19 +190,19 @@ static void march_slices(const se_tdbem_slices *iv, int niv, int ng, int near, i
   se_tdbem_slices radiating[8];
   for (int v = 0; v < niv; v++) {
     if (near && ng > 1)
-      ok(se_tdbem_slices_near(&iv[v], ng - 1, &radiating[v], &err), &err, "near field");
+      se_test_ok(se_tdbem_slices_near(&iv[v], ng - 1, &radiating[v], &err), &err, "near field");
     else
       radiating[v] = iv[v];
-    hist[v] = xcalloc((size_t)(iv[v].count * hist_len), sizeof(double));
+    hist[v] = se_test_calloc((size_t)(iv[v].count * hist_len), sizeof(double));
     for (int64_t e = 0; e < iv[v].count * hist_len; e++)
       hist[v][e] = NAN; /* any read of a slot never written shows */
   }
-  double *out = xcalloc((size_t)(ng * N), sizeof *out);
+  double *out = se_test_calloc((size_t)(ng * N), sizeof *out);
   for (int64_t n0 = 0; n0 < steps; n0 += ng) {
     const int g = steps - n0 < ng ? (int)(steps - n0) : ng;
     memset(out, 0, (size_t)(g * N) * sizeof *out);
     for (int v = 0; v < niv; v++)
-      ok(se_tdbem_sum_cpu(&iv[v], hist[v], hist_len, n0, g, out, &err), &err, "sum");
+      se_test_ok(se_tdbem_sum_cpu(&iv[v], hist[v], hist_len, n0, g, out, &err), &err, "sum");
     for (int q = 0; q < g; q++) {
       const int64_t m = n0 + q;
       double *a = a_all + m * N;
@@ -228,7 +213,7 @@ static void march_slices(const se_tdbem_slices *iv, int niv, int ng, int near, i
       for (int v = 0; v < niv; v++) {
         for (int64_t j = 0; j < iv[v].count; j++)
           hist[v][j * hist_len + m % hist_len] = a[iv[v].first + j];
-        ok(se_tdbem_radiate_cpu(&radiating[v], a + iv[v].first, g - 1 - q, out + (q + 1) * N,
+        se_test_ok(se_tdbem_radiate_cpu(&radiating[v], a + iv[v].first, g - 1 - q, out + (q + 1) * N,
                                 &err),
            &err, "radiate");
       }
@@ -250,15 +235,15 @@ static void march_front(const se_tdbem_slices *s, int64_t steps, const double *l
   const int rc = se_tdbem_front_create(s, &f, &err);
   if (rc != SE_OK)
     se_tdbem_front_free(&f);
-  ok(rc, &err, "front create");
+  se_test_ok(rc, &err, "front create");
   const int64_t N = s->n, past_len = s->kmax;
-  double *past = xcalloc((size_t)(past_len * N), sizeof *past);
+  double *past = se_test_calloc((size_t)(past_len * N), sizeof *past);
   for (int64_t e = 0; e < past_len * N; e++)
     past[e] = NAN;
   for (int64_t n = 0; n < steps; n++) {
     double *sn = s_all + n * N, *a = a_all + n * N;
     memset(sn, 0, (size_t)N * sizeof *sn);
-    ok(se_tdbem_front_sum(&f, past, past_len, n, sn, &err), &err, "front sum");
+    se_test_ok(se_tdbem_front_sum(&f, past, past_len, n, sn, &err), &err, "front sum");
     for (int64_t i = 0; i < N; i++) {
       a[i] = (l[n * N + i] - sn[i]) / diag[i];
       past[(n % past_len) * N + i] = a[i];
@@ -287,12 +272,12 @@ static double max_rel(const double *x, const double *ref, int64_t steps, int64_t
 /* The case cut into niv consecutive intervals (identity renumbering of each part). */
 static void cut_intervals(const se_tdbem_slices *s, int niv, se_tdbem_slices *iv) {
   se_error err = {0};
-  int64_t *identity = xcalloc((size_t)s->n, sizeof *identity);
+  int64_t *identity = se_test_calloc((size_t)s->n, sizeof *identity);
   for (int64_t i = 0; i < s->n; i++)
     identity[i] = i;
   for (int v = 0; v < niv; v++) {
     const int64_t lo = s->n * v / niv, hi = s->n * (v + 1) / niv;
-    ok(se_tdbem_slices_permute(s, identity, lo, hi - lo, &iv[v], &err), &err, "cut");
+    se_test_ok(se_tdbem_slices_permute(s, identity, lo, hi - lo, &iv[v], &err), &err, "cut");
   }
   free(identity);
 }
@@ -311,14 +296,14 @@ static void test_marching(se_test_state *st) {
       random_case(&s, precision, cases[c].n, cases[c].kmax, cases[c].density, 1000 + c);
       const int64_t N = s.n, steps = s.kmax + 37;
       double *diag = bounding_diagonal(&s), *l = random_illumination(steps, N, 77 + c);
-      double *a_ref = xcalloc((size_t)(steps * N), sizeof(double));
-      double *s_ref = xcalloc((size_t)(steps * N), sizeof(double));
-      double *a = xcalloc((size_t)(steps * N), sizeof(double));
-      double *sv = xcalloc((size_t)(steps * N), sizeof(double));
+      double *a_ref = se_test_calloc((size_t)(steps * N), sizeof(double));
+      double *s_ref = se_test_calloc((size_t)(steps * N), sizeof(double));
+      double *a = se_test_calloc((size_t)(steps * N), sizeof(double));
+      double *sv = se_test_calloc((size_t)(steps * N), sizeof(double));
       march_front(&s, steps, l, diag, a_ref, s_ref);
       double worst = 0;
-      double *a_near = xcalloc((size_t)(steps * N), sizeof(double));
-      double *s_near = xcalloc((size_t)(steps * N), sizeof(double));
+      double *a_near = se_test_calloc((size_t)(steps * N), sizeof(double));
+      double *s_near = se_test_calloc((size_t)(steps * N), sizeof(double));
       for (int ng = 1; ng <= 16; ng++) {
         march_slices(&s, 1, ng, 0, steps, l, diag, a, sv);
         const double ea = max_rel(a, a_ref, steps, N), es = max_rel(sv, s_ref, steps, N);
@@ -340,8 +325,8 @@ static void test_marching(se_test_state *st) {
       /* the case held in 3 intervals, as ranks or workers hold it: the same sums */
       se_tdbem_slices iv[3];
       cut_intervals(&s, 3, iv);
-      double *a3 = xcalloc((size_t)(steps * N), sizeof(double));
-      double *s3 = xcalloc((size_t)(steps * N), sizeof(double));
+      double *a3 = se_test_calloc((size_t)(steps * N), sizeof(double));
+      double *s3 = se_test_calloc((size_t)(steps * N), sizeof(double));
       for (int ng = 3; ng <= 16; ng += 13) {
         march_slices(&s, 1, ng, 0, steps, l, diag, a, sv);
         march_slices(iv, 3, ng, 1, steps, l, diag, a3, s3);
@@ -392,7 +377,7 @@ static double *grid_points(int m, int64_t *where, uint64_t seed) {
     where[i] = where[k];
     where[k] = t;
   }
-  double *pos = xcalloc((size_t)n * 3, sizeof *pos);
+  double *pos = se_test_calloc((size_t)n * 3, sizeof *pos);
   for (int64_t i = 0; i < n; i++) {
     pos[3 * i] = 0.5 + 2.0 * (double)(where[i] / (m * m)); /* spacing 2, offset: any box */
     pos[3 * i + 1] = 0.5 + 2.0 * (double)(where[i] / m % m);
@@ -404,7 +389,7 @@ static double *grid_points(int m, int64_t *where, uint64_t seed) {
 /* Whether perm is a permutation of 0 .. n-1. */
 static int is_permutation(const int64_t *perm, int64_t n) {
   se_error err = {0};
-  int64_t *inv = xcalloc((size_t)n, sizeof *inv);
+  int64_t *inv = se_test_calloc((size_t)n, sizeof *inv);
   const int rc = se_tdbem_permutation_invert(perm, n, inv, &err);
   free(inv);
   return rc == SE_OK;
@@ -421,7 +406,7 @@ static void test_orderings(se_test_state *st) {
   int64_t where[512], perm[512];
   double *pos = grid_points(2, where, 5);
   for (int kind = SE_ORDER_MORTON; kind <= SE_ORDER_HILBERT; kind++) {
-    ok(se_tdbem_ordering(pos, 8, (se_ordering)kind, perm, &err), &err, "ordering 2^3");
+    se_test_ok(se_tdbem_ordering(pos, 8, (se_ordering)kind, perm, &err), &err, "ordering 2^3");
     for (int u = 0; u < 8; u++) {
       const int(*expect)[3] = kind == SE_ORDER_MORTON ? morton2 : hilbert2;
       const int64_t g = where[perm[u]];
@@ -441,7 +426,7 @@ static void test_orderings(se_test_state *st) {
       square[3 * i + 1] = (15 - i) % 4;
       square[3 * i + 2] = 7.0;
     }
-    ok(se_tdbem_ordering(square, 16, SE_ORDER_MORTON, perm, &err), &err, "Morton square");
+    se_test_ok(se_tdbem_ordering(square, 16, SE_ORDER_MORTON, perm, &err), &err, "Morton square");
     for (int u = 0; u < 16; u++) {
       const int64_t g = 15 - perm[u];
       SE_EXPECT(st, g / 4 == zorder[u][0] && g % 4 == zorder[u][1],
@@ -454,7 +439,7 @@ static void test_orderings(se_test_state *st) {
   for (int m = 4; m <= 8; m += 4) {
     const int64_t n = (int64_t)m * m * m;
     pos = grid_points(m, where, 17 + m);
-    ok(se_tdbem_ordering(pos, n, SE_ORDER_HILBERT, perm, &err), &err, "Hilbert grid");
+    se_test_ok(se_tdbem_ordering(pos, n, SE_ORDER_HILBERT, perm, &err), &err, "Hilbert grid");
     SE_EXPECT(st, is_permutation(perm, n), "Hilbert %d^3: not a permutation", m);
     SE_EXPECT(st, where[perm[0]] == 0, "Hilbert %d^3 starts at grid point %lld", m,
               (long long)where[perm[0]]);
@@ -466,7 +451,7 @@ static void test_orderings(se_test_state *st) {
       unit &= step == 1;
     }
     SE_EXPECT(st, unit, "Hilbert %d^3: a step longer than one cell", m);
-    ok(se_tdbem_ordering(pos, n, SE_ORDER_MORTON, perm, &err), &err, "Morton grid");
+    se_test_ok(se_tdbem_ordering(pos, n, SE_ORDER_MORTON, perm, &err), &err, "Morton grid");
     int morton = 1;
     for (int64_t u = 0; u < n; u++) {
       const int64_t g = where[perm[u]], x = g / (m * m), y = g / m % m, z = g % m;
@@ -487,14 +472,14 @@ static void test_orderings(se_test_state *st) {
       same[3 * i + 2] = 0.0;
     }
     for (int kind = SE_ORDER_MORTON; kind <= SE_ORDER_HILBERT; kind++) {
-      ok(se_tdbem_ordering(same, 6, (se_ordering)kind, perm, &err), &err, "ties");
+      se_test_ok(se_tdbem_ordering(same, 6, (se_ordering)kind, perm, &err), &err, "ties");
       int at = -1;
       for (int u = 0; u < 6; u++)
         at = perm[u] == 2 ? u : at;
       SE_EXPECT(st, at >= 0 && at < 5 && perm[at + 1] == 5, "tie: 2 then 5 expected");
       for (int i = 0; i < 6; i++)
         same[3 * i] = same[3 * i + 1] = same[3 * i + 2] = 3.0;
-      ok(se_tdbem_ordering(same, 6, (se_ordering)kind, perm, &err), &err, "one point");
+      se_test_ok(se_tdbem_ordering(same, 6, (se_ordering)kind, perm, &err), &err, "one point");
       int identity = 1;
       for (int u = 0; u < 6; u++)
         identity &= perm[u] == u;
@@ -507,7 +492,7 @@ static void test_orderings(se_test_state *st) {
     }
   }
   /* the original ordering needs no positions */
-  ok(se_tdbem_ordering(NULL, 5, SE_ORDER_ORIGINAL, perm, &err), &err, "original");
+  se_test_ok(se_tdbem_ordering(NULL, 5, SE_ORDER_ORIGINAL, perm, &err), &err, "original");
   SE_EXPECT(st, perm[0] == 0 && perm[4] == 4, "original: not the identity");
   /* the score by hand: slice 0 pairs share 2 and 0 values -> (4 + 0) / 2; slice 1 has one
    * row-vector (left out); slice 2 shares 2 -> 4; average 3 */
@@ -519,7 +504,7 @@ static void test_orderings(se_test_state *st) {
                          val_ptr, val};
     double sum = 0;
     int64_t scored = 0;
-    ok(se_tdbem_ordering_quality(&s, &sum, &scored, &err), &err, "quality");
+    se_test_ok(se_tdbem_ordering_quality(&s, &sum, &scored, &err), &err, "quality");
     SE_EXPECT(st, scored == 2 && sum == 6.0, "quality by hand: sum %g over %lld slices", sum,
               (long long)scored);
   }
@@ -529,17 +514,17 @@ static void test_orderings(se_test_state *st) {
     double *sphere = sphere_points(n, 99);
     se_tdbem_slices s;
     geometry_case(&s, SE_PRECISION_DOUBLE, sphere, n, 0.1, 4, 7);
-    int64_t *p = xcalloc((size_t)n, sizeof *p);
+    int64_t *p = se_test_calloc((size_t)n, sizeof *p);
     double score[3];
     const char *names[3] = {"random (original)", "Morton", "Hilbert"};
     for (int kind = 0; kind < 3; kind++) {
-      ok(se_tdbem_ordering(sphere, n, (se_ordering)kind, p, &err), &err, "sphere ordering");
+      se_test_ok(se_tdbem_ordering(sphere, n, (se_ordering)kind, p, &err), &err, "sphere ordering");
       SE_EXPECT(st, is_permutation(p, n), "sphere %s: not a permutation", names[kind]);
       se_tdbem_slices t;
-      ok(se_tdbem_slices_permute(&s, p, 0, n, &t, &err), &err, "permute");
+      se_test_ok(se_tdbem_slices_permute(&s, p, 0, n, &t, &err), &err, "permute");
       double sum = 0;
       int64_t scored = 0;
-      ok(se_tdbem_ordering_quality(&t, &sum, &scored, &err), &err, "quality");
+      se_test_ok(se_tdbem_ordering_quality(&t, &sum, &scored, &err), &err, "quality");
       score[kind] = sum / (double)scored;
       se_tdbem_slices_free(&t);
     }
@@ -563,17 +548,17 @@ static void test_invariance(se_test_state *st) {
     se_tdbem_slices s;
     geometry_case(&s, prec ? SE_PRECISION_SINGLE : SE_PRECISION_DOUBLE, pos, n, 0.15, 5, 11);
     double *diag = bounding_diagonal(&s), *l = random_illumination(steps, n, 5);
-    double *a0 = xcalloc((size_t)(steps * n), sizeof(double));
-    double *s0 = xcalloc((size_t)(steps * n), sizeof(double));
-    double *a1 = xcalloc((size_t)(steps * n), sizeof(double));
-    double *s1 = xcalloc((size_t)(steps * n), sizeof(double));
-    double *l1 = xcalloc((size_t)(steps * n), sizeof(double));
-    double *diag1 = xcalloc((size_t)n, sizeof(double));
-    double *back = xcalloc((size_t)(steps * n), sizeof(double));
-    int64_t *perm = xcalloc((size_t)n, sizeof *perm);
+    double *a0 = se_test_calloc((size_t)(steps * n), sizeof(double));
+    double *s0 = se_test_calloc((size_t)(steps * n), sizeof(double));
+    double *a1 = se_test_calloc((size_t)(steps * n), sizeof(double));
+    double *s1 = se_test_calloc((size_t)(steps * n), sizeof(double));
+    double *l1 = se_test_calloc((size_t)(steps * n), sizeof(double));
+    double *diag1 = se_test_calloc((size_t)n, sizeof(double));
+    double *back = se_test_calloc((size_t)(steps * n), sizeof(double));
+    int64_t *perm = se_test_calloc((size_t)n, sizeof *perm);
     for (int kind = 0; kind < 4; kind++) {
       if (kind < 3) {
-        ok(se_tdbem_ordering(pos, n, (se_ordering)kind, perm, &err), &err, "ordering");
+        se_test_ok(se_tdbem_ordering(pos, n, (se_ordering)kind, perm, &err), &err, "ordering");
       } else { /* a random renumbering */
         uint64_t rng = 3;
         for (int64_t i = 0; i < n; i++)
@@ -585,7 +570,7 @@ static void test_invariance(se_test_state *st) {
         }
       }
       se_tdbem_slices t;
-      ok(se_tdbem_slices_permute(&s, perm, 0, n, &t, &err), &err, "permute");
+      se_test_ok(se_tdbem_slices_permute(&s, perm, 0, n, &t, &err), &err, "permute");
       se_tdbem_vector_permute(perm, n, diag, diag1);
       for (int64_t m = 0; m < steps; m++)
         se_tdbem_vector_permute(perm, n, l + m * n, l1 + m * n);
@@ -653,7 +638,7 @@ static void test_errors(se_test_state *st) {
   perm[3] = 3;
   se_tdbem_slices part, t;
   memset(&t, 0, sizeof t);
-  ok(se_tdbem_slices_permute(&s, perm, 5, 10, &part, &err), &err, "part");
+  se_test_ok(se_tdbem_slices_permute(&s, perm, 5, 10, &part, &err), &err, "part");
   SE_EXPECT(st, se_tdbem_slices_permute(&part, perm, 0, 20, &t, &err) == SE_ERR_ARG &&
                     t.slice_ptr == NULL,
             "permute from missing slices: %s", err.message);
