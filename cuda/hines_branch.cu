@@ -14,6 +14,27 @@ constexpr int LANES = 32; // branches per group: one warp
 
 // ---- kernels -----------------------------------------------------------------------------------
 
+// The branch of this thread in lanes [lane_begin, lane_end) of a level: its length L (0 for an
+// empty lane), its slot base (row k at base + LANES k) and the rows it runs, H (the group's
+// height with compute padding, else L). False when the thread has no branch.
+template <bool CP>
+__device__ __forceinline__ bool level_branch(int64_t lane_begin, int64_t lane_end,
+                                             const int32_t *__restrict__ len,
+                                             const int32_t *__restrict__ gbase,
+                                             const int32_t *__restrict__ ghgt, int64_t &bi, int &L,
+                                             int64_t &base, int &H) {
+  bi = lane_begin + (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (bi >= lane_end)
+    return false;
+  L = len[bi];
+  if (L == 0)
+    return false;
+  const int64_t grp = bi / LANES;
+  base = (int64_t)gbase[grp] + (bi % LANES);
+  H = CP ? ghgt[grp] : L;
+  return true;
+}
+
 // Phase 1 of one level: fold the children into the tail, eliminate tail -> head, store the
 // pivots and the head's contribution to its parent's tail. One thread per lane of the level.
 template <bool CP, bool EXACT>
@@ -23,15 +44,10 @@ __global__ void __launch_bounds__(128)
                   const int32_t *__restrict__ cbeg, const int32_t *__restrict__ child,
                   const double *__restrict__ g, double *__restrict__ d, double *__restrict__ r,
                   double2 *__restrict__ fold) {
-  const int64_t bi = lane_begin + (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (bi >= lane_end)
+  int64_t bi, base;
+  int L, H;
+  if (!level_branch<CP>(lane_begin, lane_end, len, gbase, ghgt, bi, L, base, H))
     return;
-  const int L = len[bi];
-  if (L == 0)
-    return;
-  const int64_t grp = bi / LANES;
-  const int64_t base = (int64_t)gbase[grp] + (bi % LANES);
-  const int H = CP ? ghgt[grp] : L;
   const int64_t tail = base + (int64_t)LANES * (L - 1);
   double cd = d[tail], cr = r[tail];
   const int c1 = cbeg[bi + 1];
@@ -81,15 +97,10 @@ __global__ void __launch_bounds__(128)
                   const int32_t *__restrict__ gbase, const int32_t *__restrict__ ghgt,
                   const int32_t *__restrict__ ptail, const double *__restrict__ g,
                   const double *__restrict__ d, double *__restrict__ r) {
-  const int64_t bi = lane_begin + (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (bi >= lane_end)
+  int64_t bi, base;
+  int L, H;
+  if (!level_branch<CP>(lane_begin, lane_end, len, gbase, ghgt, bi, L, base, H))
     return;
-  const int L = len[bi];
-  if (L == 0)
-    return;
-  const int64_t grp = bi / LANES;
-  const int64_t base = (int64_t)gbase[grp] + (bi % LANES);
-  const int H = CP ? ghgt[grp] : L;
   const int32_t pt = ptail[bi];
   double x;
   if (EXACT)

@@ -158,15 +158,22 @@ int upload(se_hines_edd *e, T **dst, const T *src, size_t count, const char *wha
   return SE_OK;
 }
 
+// Level l's view of the plan; level 0 reads and writes the caller's arrays.
+static se_edd_view level_view(const se_hines_edd *e, int l, const double *d, const double *g,
+                              double *r) {
+  se_edd_view v = e->views[l];
+  if (l == 0) {
+    v.d = d;
+    v.g = g;
+    v.r = r;
+  }
+  return v;
+}
+
 template <int KC>
 int launch_kc(se_hines_edd *e, const double *d, const double *g, double *r, se_error *err) {
   for (int l = 0; l < e->l_tail; l++) {
-    se_edd_view v = e->views[l];
-    if (l == 0) {
-      v.d = d;
-      v.g = g;
-      v.r = r;
-    }
+    const se_edd_view v = level_view(e, l, d, g, r);
     const unsigned blocks = (unsigned)((v.n_junctions + GRID_THREADS - 1) / GRID_THREADS);
     if (l == 0)
       down_kernel<KC, false><<<blocks, GRID_THREADS, 0, e->stream>>>(v);
@@ -183,12 +190,7 @@ int launch_kc(se_hines_edd *e, const double *d, const double *g, double *r, se_e
       e->d_pivots, use_smem);
   SE_CUDA_CHECK_LAUNCH(err, "EDD tail_kernel");
   for (int l = e->l_tail - 1; l >= 0; l--) {
-    se_edd_view v = e->views[l];
-    if (l == 0) {
-      v.d = d;
-      v.g = g;
-      v.r = r;
-    }
+    const se_edd_view v = level_view(e, l, d, g, r);
     const unsigned blocks = (unsigned)((v.n_junctions + GRID_THREADS - 1) / GRID_THREADS);
     if (l == 0)
       up_kernel<KC, false><<<blocks, GRID_THREADS, 0, e->stream>>>(v);

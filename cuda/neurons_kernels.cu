@@ -165,14 +165,13 @@ __global__ void gather(const se_neurons_device d) {
 
 // Global accesses of the two passes, plain or with L2 eviction hints: the v read by the backward
 // pass and the x written by the forward pass are streamed (evict_first); the y spilled to v's
-// slots is kept (evict_last) until the forward pass reads it back.
+// slots is kept (evict_last) until the forward pass reads it back, for the last time: load_once.
 template <bool Hints> struct stream_io;
 
 template <> struct stream_io<false> {
   __device__ void init() {}
   __device__ double load_once(const double *p) const { return *p; }
   __device__ void store_keep(double *p, double v) const { *p = v; }
-  __device__ double load_kept(const double *p) const { return *p; }
   __device__ void store_once(double *p, double v) const { *p = v; }
 };
 
@@ -190,11 +189,6 @@ template <> struct stream_io<true> {
   __device__ void store_keep(double *p, double v) const {
     asm volatile("st.global.L2::cache_hint.f64 [%0], %1, %2;" ::"l"(p), "d"(v), "l"(last)
                  : "memory");
-  }
-  __device__ double load_kept(const double *p) const {
-    double v;
-    asm volatile("ld.global.L2::cache_hint.f64 %0, [%1], %2;" : "=d"(v) : "l"(p), "l"(first));
-    return v;
   }
   __device__ void store_once(double *p, double v) const {
     asm volatile("st.global.L2::cache_hint.f64 [%0], %1, %2;" ::"l"(p), "d"(v), "l"(first)
@@ -381,7 +375,7 @@ __global__ void __launch_bounds__(SE_STREAM_THREADS)
       if (i < n) {
         const uint32_t m = load_stream_meta(tab + i);
         if (i < T)
-          yb[a][j] = io.load_kept(V + i * W);
+          yb[a][j] = io.load_once(V + i * W);
         if (!(m & SE_STREAM_DCONST))
           fb[a][j] = D[i * W];
       }
@@ -394,7 +388,7 @@ __global__ void __launch_bounds__(SE_STREAM_THREADS)
       if (i < n) {
         const uint32_t m = load_stream_meta(tab + i);
         if (i < T)
-          yb[Ahead][j] = io.load_kept(V + i * W);
+          yb[Ahead][j] = io.load_once(V + i * W);
         if (!(m & SE_STREAM_DCONST))
           fb[Ahead][j] = D[i * W];
       }
