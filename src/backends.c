@@ -66,13 +66,17 @@ int se_gpu_memory(int device, size_t *free_bytes, size_t *total_bytes, se_error 
 #endif
 }
 
+const char *se_gpu_kernel_name(int kernel) {
+  static const char *const names[] = {"phases", "fused", "fused2", "branch", "auto"};
+  return kernel >= 0 && kernel <= SE_GPU_KERNEL_AUTO ? names[kernel] : NULL;
+}
+
 const char *se_neurons_step_name(se_neurons_t engine) {
   if (engine->backend == &se_neurons_backend_cpu)
     return "cpu";
 #ifdef SIMENGINE_HAVE_CUDA
-  static const char *const names[] = {"phases", "fused", "fused2", "branch"};
-  int k = se_neurons_gpu_kernel(engine);
-  return k >= 0 && k < 4 ? names[k] : "unknown";
+  const char *name = se_gpu_kernel_name(se_neurons_gpu_kernel(engine));
+  return name ? name : "unknown";
 #else
   return "unknown";
 #endif

@@ -231,12 +231,11 @@ static int parse_options(int argc, char **argv, run_options *o, int rank, se_err
         o->flush_seconds = v;
     } else if (!strcmp(a, "--gpu-kernel")) {
       NEED_VALUE();
-      static const char *const names[] = {"phases", "fused", "fused2", "branch", "auto"};
       int k = 0;
-      while (k < 5 && strcmp(next, names[k]))
+      while (se_gpu_kernel_name(k) && strcmp(next, se_gpu_kernel_name(k)))
         k++;
-      if (k < 5)
-        o->engine.gpu_fused = k; /* SE_GPU_KERNEL_* in the order of names */
+      if (se_gpu_kernel_name(k))
+        o->engine.gpu_fused = k;
       else {
         se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__,
                      "--gpu-kernel '%s': expected fused, phases, fused2, branch or auto", next);
@@ -880,8 +879,7 @@ static int write_metadata(se_report_t rep, const run_options *o, const se_neuron
   SE_TRY(se_report_meta_int(rep, "ranks", ranks, err));
   SE_TRY(se_report_meta_int(rep, "threads_per_rank", omp_get_max_threads(), err));
   SE_TRY(se_report_meta_string(rep, "workers_rank0", worker_names, err));
-  static const char *const kernel_names[] = {"phases", "fused", "fused2", "branch", "auto"};
-  SE_TRY(se_report_meta_string(rep, "gpu_kernel", kernel_names[o->engine.gpu_fused], err));
+  SE_TRY(se_report_meta_string(rep, "gpu_kernel", se_gpu_kernel_name(o->engine.gpu_fused), err));
   SE_TRY(se_report_meta_string(rep, "gpu_kernel_rank0", gpu_step, err));
   SE_TRY(se_report_meta_string(rep, "layout",
                                o->engine.layout == SE_LAYOUT_FLAT ? "flat" : "interleaved", err));

@@ -142,6 +142,10 @@ enum {
   SE_GPU_KERNEL_BRANCH = 3,
   SE_GPU_KERNEL_AUTO = 4
 };
+/* The name of a SE_GPU_KERNEL_* value as --gpu-kernel spells it ("phases", "fused", "fused2",
+ * "branch", "auto"); NULL for any other value. */
+const char *se_gpu_kernel_name(int kernel);
+
 #define SE_GPU_AUTO_MIN_LANES 16
 #define SE_GPU_EDD_MIN_COMP 10000
 
