@@ -6,14 +6,17 @@
 
 #include "se_error.h"
 
+const char *se_balance_method_name(se_balance_method method) {
+  return method == SE_BALANCE_RATE ? "rate" : "paper";
+}
+
 int se_balance_method_parse(const char *name, se_balance_method *method, se_error *err) {
-  if (strcmp(name, "paper") == 0)
-    *method = SE_BALANCE_PAPER;
-  else if (strcmp(name, "rate") == 0)
-    *method = SE_BALANCE_RATE;
-  else
-    SE_FAIL(err, SE_ERR_ARG, "unknown balancing method '%s' (expected paper or rate)", name);
-  return SE_OK;
+  for (se_balance_method m = SE_BALANCE_PAPER; m <= SE_BALANCE_RATE; m++)
+    if (strcmp(name, se_balance_method_name(m)) == 0) {
+      *method = m;
+      return SE_OK;
+    }
+  SE_FAIL(err, SE_ERR_ARG, "unknown balancing method '%s' (expected paper or rate)", name);
 }
 
 /* Upper bound of worker w: its cap, or every item when it has none. */

@@ -39,6 +39,9 @@ typedef struct se_balance {
 /* Parses a method name ("paper" or "rate") into *method; SE_ERR_ARG naming the text otherwise. */
 int se_balance_method_parse(const char *name, se_balance_method *method, se_error *err);
 
+/* The name of a method ("paper", "rate"), as se_balance_method_parse reads it. */
+const char *se_balance_method_name(se_balance_method method);
+
 /* Starts a balancer for `items` items over `workers` workers: the first configuration gives each
  * worker the same count (within one item), respecting the caps. capacity is NULL (no caps) or
  * [workers] entries, each -1 (no cap) or >= 1. max_iterations >= 1 is the number of updates

@@ -943,8 +943,8 @@ static int run_neurons(const run_options *o, MPI_Comm comm, se_error *err) {
   int64_t *weights = NULL, *bounds = NULL;
   se_balance balancer = {0}, *bal = NULL;
   se_balance_history history = {0};
-  static const char *const method_names[] = {"paper", "rate"};
-  const char *method = o->balance < 0 ? "off" : method_names[o->balance];
+  const char *method =
+      o->balance < 0 ? "off" : se_balance_method_name((se_balance_method)o->balance);
 
   int rc = agree(comm, se_input_read_neurons(o->input, comm, &model, err), err);
   if (rc != SE_OK)

@@ -743,7 +743,7 @@ static int march(run *r, se_error *err) {
 
 /* The name of a balancing method as --balance spells it. */
 static const char *balance_name(int balance) {
-  return balance == 1 + SE_BALANCE_PAPER ? "paper" : balance == 1 + SE_BALANCE_RATE ? "rate" : "off";
+  return balance > 0 ? se_balance_method_name((se_balance_method)(balance - 1)) : "off";
 }
 
 /* Writes the /simengine attributes (timings: the largest over the ranks) and the balancing
