@@ -220,7 +220,8 @@ int se_bench_step(int argc, char **argv) {
   const variant per_class[] = {{"cpu", C, SE_GPU_KERNEL_FUSED, 8, 0},
                                {"cuda fused", G, SE_GPU_KERNEL_FUSED, 32, 0},
                                {"cuda phases", G, SE_GPU_KERNEL_PHASES, 32, 0},
-                               {"cuda fused2", G, SE_GPU_KERNEL_FUSED2, 32, 0}};
+                               {"cuda fused2", G, SE_GPU_KERNEL_FUSED2, 32, 0},
+                               {"cuda branch", G, SE_GPU_KERNEL_BRANCH, 32, 0}};
   const variant per_mixed[] = {{"cpu", C, SE_GPU_KERNEL_FUSED, 8, 0},
                                {"cuda fused2", G, SE_GPU_KERNEL_FUSED2, 32, 0},
                                {"cuda branch", G, SE_GPU_KERNEL_BRANCH, 32, 0}};
