@@ -126,25 +126,41 @@ static int64_t cb_records(const tile_rvs *t, int32_t k1, int32_t span, int64_t j
       }
     const int64_t vb = (nv * (int64_t)vsize + 15) & ~(int64_t)15;
     if (dst) {
+      /* slots: the used lanes by length, longest first (ties by lane) */
+      int order[32], na = 0;
+      for (int l = 0; l < 32; l++)
+        if (used & (1u << l)) {
+          int at = na++;
+          for (; at > 0 && d[order[at - 1]] < d[l]; at--)
+            order[at] = order[at - 1];
+          order[at] = l;
+        }
       unsigned char *rec = dst + bytes;
       const int32_t head[4] = {k1, span, (int32_t)j, (int32_t)nv};
       memcpy(rec, head, sizeof head);
-      for (int l = 0; l < 32; l++) {
-        const uint32_t m = (used & (1u << l)) ? (uint32_t)(k1 - ks[l]) | (uint32_t)d[l] << 16 : 0;
-        memcpy(rec + 16 + 4 * l, &m, 4);
+      uint32_t meta[32];
+      for (int l = 0; l < 32; l++) { /* the values of column l */
+        uint32_t count = 0;
+        for (int slot = 0; slot < na; slot++)
+          count += d[order[slot]] > l;
+        meta[l] = count << 26;
       }
+      for (int slot = 0; slot < na; slot++) {
+        const int l = order[slot];
+        meta[l] |= (uint32_t)(k1 - ks[l]) | (uint32_t)d[l] << 16 | (uint32_t)slot << 21;
+      }
+      memcpy(rec + 16, meta, sizeof meta);
       unsigned char *v = rec + SE_TDBEM_CB_HEAD;
       memset(v, 0, (size_t)vb);
       int64_t x = 0;
       for (int64_t c = 0; c < dm; c++)
-        for (int l = 0; l < 32; l++)
-          if ((used & (1u << l)) && d[l] > c) {
-            if (s->precision == SE_PRECISION_SINGLE)
-              memcpy(v + x * 4, (const float *)s->val + src[l] + c, 4);
-            else
-              memcpy(v + x * 8, (const double *)s->val + src[l] + c, 8);
-            x++;
-          }
+        for (int slot = 0; slot < na && d[order[slot]] > c; slot++, x++) {
+          const int l = order[slot];
+          if (s->precision == SE_PRECISION_SINGLE)
+            memcpy(v + x * 4, (const float *)s->val + src[l] + c, 4);
+          else
+            memcpy(v + x * 8, (const double *)s->val + src[l] + c, 8);
+        }
     }
     bytes += SE_TDBEM_CB_HEAD + vb;
     nb++;
@@ -365,7 +381,8 @@ int se_tdbem_cuda_create(int device, se_tdbem_gpu_kernel kernel, int bc, int64_t
     SE_FAIL(err, SE_ERR_ARG, "GPU summation kernel %d: expected CB (0) or FB (1)", (int)kernel);
   if (kernel == SE_TDBEM_GPU_FB && bc != 16 && bc != 32)
     SE_FAIL(err, SE_ERR_ARG, "Full-Blocking block width bc = %d: expected 16 or 32", bc);
-  if (n < 1 || n > INT32_MAX - 32 || kmax < 1 || kmax > INT32_MAX / 2 || hist_len < kmax + 1)
+  if (n < 1 || n > INT32_MAX - 32 || kmax < 1 || kmax > INT32_MAX / 2 || hist_len < kmax + 1 ||
+      hist_len > (1 << 30))
     SE_FAIL(err, SE_ERR_ARG, "GPU worker: bad sizes N = %lld, kmax = %lld, history %lld",
             (long long)n, (long long)kmax, (long long)hist_len);
   se_tdbem_cuda_t w;
@@ -416,6 +433,11 @@ static int allocate_image(se_tdbem_cuda_t g, image_index *ix, se_error *err) {
       int64_t bytes = 0;
       for (int64_t j = c * g->chunk; j < j1; j++)
         bytes += ix->cbytes[j * g->tiles + t];
+      if (bytes > INT32_MAX - SE_TDBEM_CB_RING(8))
+        SE_FAIL(err, SE_ERR_UNSUPPORTED,
+                "GPU image: the CB records of tile %lld over %lld slices take %lld bytes (the "
+                "kernel addresses a run with 32-bit offsets)",
+                (long long)t, (long long)(j1 - c * g->chunk), (long long)bytes);
       ix->run_off[r + 1] = ix->run_off[r] + bytes;
     }
     SE_CUDA_CHECK(err, cudaMalloc((void **)&g->run_off, (size_t)(runs + 1) * sizeof(int64_t)));
@@ -773,7 +795,9 @@ int se_tdbem_cuda_sum_start_known(se_tdbem_cuda_t g, int64_t n, int64_t known, i
   const se_tdbem_kernel_args a = {.n = g->n, .count = g->count, .hist_len = g->hist_len,
                                   .time = n, .known = known, .kmax = g->kmax, .chunk = g->chunk,
                                   .tiles = g->tiles, .chunks = g->chunks, .ng = ng, .bc = g->bc,
-                                  .win_max = g->win_max, .hist = g->hist, .blk_ptr = g->blk_ptr,
+                                  .win_max = g->win_max, .time_slot = (int)(n % g->hist_len),
+                                  .hist_len32 = (int)g->hist_len,
+                                  .hist = g->hist, .blk_ptr = g->blk_ptr,
                                   .tile_k = g->tile_k, .blk_k0 = g->blk_k0,
                                   .run_off = g->run_off, .stream = g->cb, .val = g->val,
                                   .partial = g->partial};

@@ -18,20 +18,46 @@ namespace {
 constexpr unsigned FULL = 0xffffffffu;
 constexpr int WARPS = 4; /* warps per thread-block (one tile each) */
 
-/* Gathers the window of (slice j, tile) into win: win[x] = a~_{time + x - k1}, x < len, with
- * a~_m = hist(m) for max(0, time - kmax) <= m < known and 0 otherwise (not known yet, before the
- * start, or k beyond kmax: padding columns of FB blocks). */
+/* The window of k1: position x holds a~_m, m = time - k1 + x, which is hist(m) for
+ * max(0, time - kmax) <= m < known and 0 otherwise (not known yet, before the start, or k beyond
+ * kmax: padding columns of FB blocks), i.e. for lo <= x < hi; slot0 = (time - k1) mod hist_len.
+ * Set up once per window in 32-bit arithmetic (a.time_slot = time mod hist_len). */
+struct window_ref {
+  int slot0, lo, hi;
+};
+__device__ __forceinline__ window_ref window_of(const se_tdbem_kernel_args &a, int k1) {
+  window_ref w;
+  w.slot0 = a.time_slot - k1;
+  while (w.slot0 < 0)
+    w.slot0 += a.hist_len32;
+  const int before = a.time < k1 ? k1 - (int)a.time : 0; /* m < 0 */
+  w.lo = max(k1 - (int)a.kmax, before);
+  w.hi = k1 - (int)(a.time - a.known);
+  return w;
+}
+__device__ __forceinline__ double window_value(const se_tdbem_kernel_args &a, const double *h,
+                                               const window_ref &w, int x) {
+  if (x < w.lo || x >= w.hi)
+    return 0.0;
+  int slot = w.slot0 + x;
+  while (slot >= a.hist_len32)
+    slot -= a.hist_len32;
+  return h[slot];
+}
+/* The same for a CB window: k1 <= kmax < hist_len, so slot0 + x < 2 hist_len for every x < hi. */
+__device__ __forceinline__ double window_value_cb(const se_tdbem_kernel_args &a, const double *h,
+                                                  const window_ref &w, int x) {
+  const int slot = w.slot0 + x;
+  return x >= w.lo && x < w.hi ? h[slot >= a.hist_len32 ? slot - a.hist_len32 : slot] : 0.0;
+}
+
+/* Gathers the window of (slice j, tile) into win: win[x] = a~_{time + x - k1}, x < len. */
 __device__ __forceinline__ void gather(const se_tdbem_kernel_args &a, int64_t j, int k1, int len,
                                        double *win, int lane) {
   const double *h = a.hist + j * a.hist_len;
-  const int64_t m0 = a.time - k1, base = m0 > 0 ? m0 % a.hist_len : 0; /* one division */
-  for (int x = lane; x < len; x += 32) {
-    const int64_t m = m0 + x;
-    int64_t slot = m0 > 0 ? base + x : m;
-    while (slot >= a.hist_len)
-      slot -= a.hist_len;
-    win[x] = (m >= 0 && m < a.known && a.time - m <= a.kmax) ? h[slot] : 0.0;
-  }
+  const window_ref w = window_of(a, k1);
+  for (int x = lane; x < len; x += 32)
+    win[x] = window_value(a, h, w, x);
   __syncwarp();
 }
 
@@ -84,7 +110,7 @@ __global__ void __launch_bounds__(WARPS * 32) fb_kernel(se_tdbem_kernel_args a) 
 }
 
 /* cp.async of 16 bytes global -> shared (bypassing L1), its commit and its wait (the number of
- * groups allowed to stay pending is an immediate: a switch over 0 .. CB_GROUPS). */
+ * groups allowed to stay pending is an immediate). */
 __device__ __forceinline__ void cp_async16(void *dst, const void *src) {
   const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
@@ -95,118 +121,149 @@ __device__ __forceinline__ void cp_async_commit() {
 template <int P> __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(P) : "memory");
 }
+/* Waits until at most `pending` groups are in flight, rounded down to 6, 4, 2, 1 or 0 (waiting
+ * for a little more than needed keeps the branch short). */
 __device__ __forceinline__ void cp_async_wait_pending(int pending) {
-  switch (pending) {
-#define SE_CB_WAIT(P)                                                                              \
-  case P:                                                                                          \
-    cp_async_wait<P>();                                                                            \
-    break;
-    SE_CB_WAIT(1) SE_CB_WAIT(2) SE_CB_WAIT(3) SE_CB_WAIT(4) SE_CB_WAIT(5) SE_CB_WAIT(6)
-    SE_CB_WAIT(7) SE_CB_WAIT(8) SE_CB_WAIT(9) SE_CB_WAIT(10) SE_CB_WAIT(11) SE_CB_WAIT(12)
-    SE_CB_WAIT(13) SE_CB_WAIT(14) SE_CB_WAIT(15)
-#undef SE_CB_WAIT
-  default:
+  if (pending >= 6)
+    cp_async_wait<6>();
+  else if (pending >= 4)
+    cp_async_wait<4>();
+  else if (pending >= 2)
+    cp_async_wait<2>();
+  else if (pending >= 1)
+    cp_async_wait<1>();
+  else
     cp_async_wait<0>();
-  }
 }
 
 /* The window of one record header in registers: g[t] = a~ at x = lane + 32 t (x < min(len,
  * 32 CB_WIN_REGS)), the rest (long windows) is gathered by window_store from global memory. */
 constexpr int CB_WIN_REGS = 4;
-
-/* a~ at window position x of a window starting at m0 (base: m0 mod hist_len). */
-__device__ __forceinline__ double window_value(const se_tdbem_kernel_args &a, const double *h,
-                                               int64_t m0, int64_t base, int x) {
-  const int64_t m = m0 + x;
-  int64_t slot = m0 > 0 ? base + x : m;
-  while (slot >= a.hist_len)
-    slot -= a.hist_len;
-  return (m >= 0 && m < a.known && a.time - m <= a.kmax) ? h[slot] : 0.0;
-}
+/* Window entries before position 0, kept zero: a lane past the end of its piece (column c >= its
+ * length d, value 0) reads win[base - c + q] >= -(SE_TDBEM_CB_PIECE - 1) there. */
+constexpr int CB_PAD = SE_TDBEM_CB_PIECE;
 
 __device__ __forceinline__ void window_load(const se_tdbem_kernel_args &a, int j, int k1, int len,
                                             int lane, double *g) {
   const double *h = a.hist + (int64_t)j * a.hist_len;
-  const int64_t m0 = a.time - k1, base = m0 > 0 ? m0 % a.hist_len : 0;
+  const window_ref w = window_of(a, k1);
 #pragma unroll
-  for (int t = 0; t < CB_WIN_REGS; t++) {
-    const int x = lane + 32 * t;
-    g[t] = x < len ? window_value(a, h, m0, base, x) : 0.0;
-  }
+  for (int t = 0; t < CB_WIN_REGS; t++)
+    g[t] = lane + 32 * t < len ? window_value_cb(a, h, w, lane + 32 * t) : 0.0;
 }
 
+/* win[x] = g's entries and the rest of the window, in the products' type T. */
+template <typename T>
 __device__ __forceinline__ void window_store(const se_tdbem_kernel_args &a, int j, int k1, int len,
-                                             int lane, const double *g, double *win) {
+                                             int lane, const double *g, T *win) {
 #pragma unroll
   for (int t = 0; t < CB_WIN_REGS; t++)
     if (lane + 32 * t < len)
-      win[lane + 32 * t] = g[t];
+      win[lane + 32 * t] = (T)g[t];
   if (len > 32 * CB_WIN_REGS) {
     const double *h = a.hist + (int64_t)j * a.hist_len;
-    const int64_t m0 = a.time - k1, base = m0 > 0 ? m0 % a.hist_len : 0;
+    const window_ref w = window_of(a, k1);
     for (int x = 32 * CB_WIN_REGS + lane; x < len; x += 32)
-      win[x] = window_value(a, h, m0, base, x);
+      win[x] = (T)window_value_cb(a, h, w, x);
   }
 }
+
+/* The products' type of CB: float for float values (paper 002 computes in single precision; a
+ * lane sums at most SE_TDBEM_CB_PIECE products per record in float, then adds them to its double
+ * accumulators), double for double values. */
+template <typename V> struct cb_products {
+  typedef double T;
+};
+template <> struct cb_products<float> {
+  typedef float T;
+};
 
 /* Contiguous-Blocking: one warp streams the records of its run (tile, chunk of slices) through a
  * ring of CB_RING bytes in shared memory with cp.async, CB_RING - CB_GROUP bytes ahead of the
  * record it multiplies, so that the loads of values and metadata never wait on the arithmetic.
  * Lane = row of the tile, accumulators in registers over the run. The window of the next record
  * (when it starts another slice) is loaded into registers before the current record is
- * multiplied and stored into shared memory after it. */
+ * multiplied and stored into shared memory after it. The columns of a record are unrolled: per
+ * column and lane one value (at the column's first value, from a scan of the record's column
+ * counts, + the lane's slot) and one new window entry from shared memory (the other NG - 1
+ * entries slide along in registers) and NG products. */
 template <typename V, int NG>
 __global__ void __launch_bounds__(WARPS * 32) cb_kernel(se_tdbem_kernel_args a) {
-  constexpr int U = 8;
+  typedef typename cb_products<V>::T T;
+  constexpr int PIECE = SE_TDBEM_CB_PIECE;
   extern __shared__ __align__(16) unsigned char smem_cb[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int tile = blockIdx.x * WARPS + warp;
   if (tile >= a.tiles)
     return;
-  unsigned char *ring = smem_cb + warp * SE_TDBEM_CB_RING;
-  const int wstride = a.win_max + NG + 1; /* the last entry stays 0: clamped indices read it */
-  double *win = reinterpret_cast<double *>(smem_cb + WARPS * SE_TDBEM_CB_RING) + warp * wstride;
+  constexpr int RING = SE_TDBEM_CB_RING(sizeof(V)), GROUP = SE_TDBEM_CB_GROUP(sizeof(V));
+  unsigned char *ring = smem_cb + warp * RING;
+  const int wstride = se_tdbem_cb_window_stride(a.win_max, NG, (int)sizeof(T));
+  T *win = reinterpret_cast<T *>(smem_cb + WARPS * RING) + warp * wstride;
   for (int x = lane; x < wstride; x += 32)
-    win[x] = 0.0;
+    win[x] = (T)0;
   const int64_t r = (int64_t)blockIdx.y * a.tiles + tile;
   const unsigned char *src = static_cast<const unsigned char *>(a.stream) + a.run_off[r];
-  const int64_t run_len = a.run_off[r + 1] - a.run_off[r];
-  constexpr int64_t MASK = SE_TDBEM_CB_RING - 1;
+  const int run_len = (int)(a.run_off[r + 1] - a.run_off[r]); /* < 2^31 (allocate_image) */
+  constexpr int MASK = RING - 1;
   double acc[NG];
 #pragma unroll
   for (int q = 0; q < NG; q++)
     acc[q] = 0.0;
-  int64_t issued = 0, pos = 0; /* bytes committed to the ring; the record being multiplied */
+  int issued = 0, pos = 0; /* bytes committed to the ring; the record being multiplied */
   int groups = 0;
   /* commits groups of CB_GROUP bytes while they fit behind pos in the ring */
   auto issue = [&]() {
-    while (issued < run_len && issued + SE_TDBEM_CB_GROUP <= pos + SE_TDBEM_CB_RING) {
-      const int64_t off = issued + 16 * lane;
-      if (off < run_len)
-        cp_async16(ring + (off & MASK), src + off);
+    while (issued < run_len && issued + GROUP <= pos + RING) {
+#pragma unroll
+      for (int b = 0; b < GROUP; b += 512) {
+        const int off = issued + b + 16 * lane;
+        if (off < run_len)
+          cp_async16(ring + (off & MASK), src + off);
+      }
       cp_async_commit();
-      issued += SE_TDBEM_CB_GROUP;
+      issued += GROUP;
       groups++;
     }
   };
   /* waits until the bytes [0, need) of the run are in the ring */
-  auto wait_for = [&](int64_t need) {
-    const int done = (int)((need + SE_TDBEM_CB_GROUP - 1) / SE_TDBEM_CB_GROUP);
+  auto wait_for = [&](int need) {
+    const int done = (need + GROUP - 1) / GROUP;
     cp_async_wait_pending(groups - done);
     __syncwarp();
   };
-  auto header = [&](int64_t at) { return *reinterpret_cast<const int4 *>(ring + (at & MASK)); };
+  auto header = [&](int at) { return *reinterpret_cast<const int4 *>(ring + (at & MASK)); };
+  /* the products of one record: sums[q] += value c x win[base - c + q] over the lane's piece;
+   * value c at ring byte vs + (first of column c: lane c's column_start) */
+  auto multiply = [&](T(&sums)[NG], int d, int base, int dm, int vs, int column_start) {
+    const T *wp = win + CB_PAD + base + NG - 1; /* w[t] = wp[-t] = win[base + NG - 1 - t] */
+    T w[NG + PIECE - 1];
+#pragma unroll
+    for (int t = 0; t < NG - 1; t++)
+      w[t] = wp[-t];
+#pragma unroll
+    for (int c = 0; c < PIECE; c++) {
+      if (c >= dm)
+        break;
+      w[c + NG - 1] = wp[-(c + NG - 1)];
+      const int at = (vs + __shfl_sync(FULL, column_start, c)) & MASK;
+      const T v = d > c ? (T)*reinterpret_cast<const V *>(ring + at) : (T)0;
+#pragma unroll
+      for (int q = 0; q < NG; q++)
+        sums[q] = fma(v, w[c + NG - 1 - q], sums[q]);
+    }
+  };
   if (run_len > 0) {
     issue();
     wait_for(16);
     int4 h = header(0); /* k1, window length without NG, local slice, values */
     double g[CB_WIN_REGS];
     window_load(a, h.z, h.x, h.y + NG - 1, lane, g);
-    window_store(a, h.z, h.x, h.y + NG - 1, lane, g, win);
+    window_store(a, h.z, h.x, h.y + NG - 1, lane, g, win + CB_PAD);
     __syncwarp();
     while (pos < run_len) {
-      const int64_t vbytes = ((int64_t)h.w * (int64_t)sizeof(V) + 15) & ~(int64_t)15;
-      const int64_t end = pos + SE_TDBEM_CB_HEAD + vbytes;
+      const int vbytes = (h.w * (int)sizeof(V) + 15) & ~15;
+      const int end = pos + SE_TDBEM_CB_HEAD + vbytes;
       wait_for(end + 16 < run_len ? end + 16 : run_len);
       int4 hn = make_int4(0, 0, -1, 0);
       if (end < run_len)
@@ -215,35 +272,33 @@ __global__ void __launch_bounds__(WARPS * 32) cb_kernel(se_tdbem_kernel_args a) 
       if (new_win)
         window_load(a, hn.z, hn.x, hn.y + NG - 1, lane, g);
       const int meta = *reinterpret_cast<const int *>(ring + ((pos + 16 + 4 * lane) & MASK));
-      const int d = (int)((unsigned)meta >> 16), base = meta & 0xffff;
-      const int dm = __reduce_max_sync(FULL, (unsigned)d);
-      const unsigned lt = (1u << lane) - 1u;
-      int64_t vat = pos + SE_TDBEM_CB_HEAD; /* byte of the column's first value */
-      for (int c0 = 0; c0 < dm; c0 += U) {
-        double v[U];
+      const int d = (meta >> 16) & 31, base = meta & 0xffff, slot = (meta >> 21) & 31;
+      const int dm = (int)__reduce_max_sync(FULL, (unsigned)d);
+      const int vs = pos + SE_TDBEM_CB_HEAD + slot * (int)sizeof(V); /* bytes */
+      /* column lane's first value: the counts of the columns before it (an exclusive scan) */
+      const int count = (int)((unsigned)meta >> 26);
+      int column_end = count;
 #pragma unroll
-        for (int u = 0; u < U; u++) {
-          const unsigned bal = __ballot_sync(FULL, d > c0 + u);
-          v[u] = d > c0 + u ? (double)*reinterpret_cast<const V *>(
-                                  ring + ((vat + (int64_t)sizeof(V) * __popc(bal & lt)) & MASK))
-                            : 0.0;
-          vat += (int64_t)sizeof(V) * __popc(bal);
-        }
-        double w[NG + U - 1]; /* w[t] = win[base - c0 - t + NG - 1], 0 outside */
+      for (int o = 1; o < 32; o <<= 1) {
+        const int t = __shfl_up_sync(FULL, column_end, o);
+        column_end += lane >= o ? t : 0;
+      }
+      const int column_start = (column_end - count) * (int)sizeof(V); /* bytes */
+      if constexpr (sizeof(T) == sizeof(double)) {
+        multiply(acc, d, base, dm, vs, column_start);
+      } else {
+        T sums[NG];
 #pragma unroll
-        for (int t = 0; t < NG + U - 1; t++) {
-          const unsigned x = (unsigned)(base - c0 - t + NG - 1);
-          w[t] = win[x < (unsigned)(wstride - 1) ? x : (unsigned)(wstride - 1)];
-        }
+        for (int q = 0; q < NG; q++)
+          sums[q] = (T)0;
+        multiply(sums, d, base, dm, vs, column_start);
 #pragma unroll
-        for (int u = 0; u < U; u++)
-#pragma unroll
-          for (int q = 0; q < NG; q++)
-            acc[q] = fma(v[u], w[u - q + NG - 1], acc[q]);
+        for (int q = 0; q < NG; q++)
+          acc[q] += (double)sums[q];
       }
       __syncwarp();
       if (new_win) {
-        window_store(a, hn.z, hn.x, hn.y + NG - 1, lane, g, win);
+        window_store(a, hn.z, hn.x, hn.y + NG - 1, lane, g, win + CB_PAD);
         __syncwarp();
       }
       pos = end;
@@ -358,8 +413,11 @@ extern "C" cudaError_t se_tdbem_launch_sum(int kernel, int single, const se_tdbe
   const int NG = 1 << index;
   const sum_kernel k = kernel == 0 ? cb_kernels[single != 0][index]
                                    : fb_kernels[single != 0][a->bc == 32][index];
-  const size_t per_warp = (size_t)(a->win_max + NG + (kernel == 0 ? 1 : 0)) * sizeof(double) +
-                          (kernel == 0 ? SE_TDBEM_CB_RING : 0);
+  const size_t per_warp =
+      kernel == 0 ? SE_TDBEM_CB_RING(single ? 4 : 8) +
+                        (size_t)se_tdbem_cb_window_stride(a->win_max, NG, single ? 4 : 8) *
+                                           (single ? sizeof(float) : sizeof(double))
+                  : (size_t)(a->win_max + NG) * sizeof(double);
   const size_t bytes = WARPS * per_warp;
   if (bytes > 48 * 1024) {
     cudaError_t rc = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,

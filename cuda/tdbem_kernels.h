@@ -15,15 +15,25 @@ enum { SE_TDBEM_TILE = 32 };
 
 /* The CB stream: records of SE_TDBEM_CB_HEAD bytes of header and metadata, then the values padded
  * to 16 bytes; a warp's ring holds SE_TDBEM_CB_RING bytes (a power of 2), filled by groups of
- * SE_TDBEM_CB_GROUP bytes (16 per lane); row-vectors are cut into pieces of at most
+ * SE_TDBEM_CB_GROUP bytes (16 or 32 per lane); row-vectors are cut into pieces of at most
  * SE_TDBEM_CB_PIECE values so that a record (+ the next header) fits in the ring behind the
  * group being loaded: HEAD + 32 PIECE 8 + 16 <= RING - GROUP. */
-enum {
-  SE_TDBEM_CB_HEAD = 144,
-  SE_TDBEM_CB_RING = 8192,
-  SE_TDBEM_CB_GROUP = 512,
-  SE_TDBEM_CB_PIECE = 24
-};
+enum { SE_TDBEM_CB_HEAD = 144, SE_TDBEM_CB_PIECE = 24 };
+/* Ring and group bytes for values of `size` bytes: 4 KB / 512 B for float (a smaller ring: more
+ * warps per multiprocessor), 8 KB / 1 KB for double. */
+#define SE_TDBEM_CB_RING(size) ((size) == 4 ? 4096 : 8192)
+#define SE_TDBEM_CB_GROUP(size) ((size) == 4 ? 512 : 1024)
+
+/* Entries of a warp's CB window in shared memory: SE_TDBEM_CB_PIECE zeros before position 0, the
+ * longest window (win_max + ng - 1 entries) and room to spare, rounded so that every warp's window
+ * starts 16-byte aligned; size: bytes per entry (4 for float products, 8 for double). */
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+static inline int se_tdbem_cb_window_stride(int win_max, int ng, int size) {
+  const int per16 = 16 / size, entries = SE_TDBEM_CB_PIECE + win_max + ng;
+  return (entries + per16 - 1) / per16 * per16;
+}
 
 /* Everything a summation kernel reads (device pointers). For (local slice j, tile b),
  * e = j * tiles + b: the blocks are blk_ptr[e] .. blk_ptr[e+1]-1 and the k range of their
@@ -33,12 +43,17 @@ enum {
  * CB: a run r = chunk * tiles + tile is the bytes [run_off[r], run_off[r+1]) of stream: the
  *     records of the tile's blocks for the chunk's slices in order. A record (16-byte aligned):
  *     int32 k1, window span k1 - k0 + 1, local slice j, values nv; then 32 int32
- *     (k1 - kstart) | length << 16 of the piece of row tile * 32 + lane (0: none); then the nv
- *     values column-major, column c holding the values of the lanes whose piece is longer than c
- *     in lane order, padded with zeros to 16 bytes. */
+ *     (k1 - kstart) | length << 16 | slot << 21 | count << 26 of the piece of row tile * 32 +
+ *     lane (slots number the record's pieces by length, longest first, ties by lane; length 0:
+ *     no piece; count: the number of pieces longer than c = lane, i.e. the values of column c,
+ *     whatever the lane's own piece); then the nv
+ *     values column-major, column c holding the values of the pieces longer than c in slot order
+ *     (so the value of slot s is the column's s-th), padded with zeros to 16 bytes. The products are float for float values
+ *     (summed per record in float, accumulated in double) and double for double values. */
 typedef struct se_tdbem_kernel_args {
   int64_t n, count, hist_len, time, known, kmax, chunk; /* a_m counted for m < known <= time */
   int tiles, chunks, ng, bc, win_max;
+  int time_slot, hist_len32; /* time mod hist_len, hist_len (< 2^30) */
   const double *hist; /* [count x hist_len] */
   const int64_t *blk_ptr;
   const int32_t *tile_k;
