@@ -3,6 +3,8 @@
 // cuSPARSE peers behind one handle. See tridiag_batch.h and docs/gpu-tridiag.md.
 #include "tridiag_batch.h"
 
+#include <cuda_pipeline.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,34 +144,18 @@ __global__ void __launch_bounds__(256)
 //     thread, ceil(log2 K) steps), or Thomas on the 2K first and last rows by the chunk-0 thread;
 //  4. x_i = d''_i - a''_i x_0 - c''_i x_{M-1} in registers, stored once.
 // Rows past the system's size are identity rows in registers.
-template <int M, int VAR, bool PCR>
-__global__ void __launch_bounds__(PART_MAX_THREADS)
-    part_kernel(int n, int count, int blk, const int *__restrict__ sizes, const double *__restrict__ A,
-                const double *__restrict__ B, const double *__restrict__ C,
-                double *__restrict__ X) {
+// part_kernel solves one group of G systems per block; part_pipe_kernel (below) is persistent
+// and stages the next group's rows in shared memory while it solves the current one.
+
+// Steps 2 to 4 for chunk q (rows j0 = q M ..) of a system of ns rows whose M rows are in
+// a, b, c, d (identity rows where not loaded); sh: 6 K G doubles for the reduced system.
+template <int M, bool PCR>
+__device__ __forceinline__ void part_solve(int ns, int nmem, bool live, int q, int K, int G,
+                                           int ls, size_t s0, size_t st, double (&a)[M],
+                                           double (&b)[M], double (&c)[M], double (&d)[M],
+                                           double *sh, double *__restrict__ X) {
   static_assert(M >= 3, "chunks of at least 3 rows");
-  extern __shared__ double sh[];
-  const int G = blockDim.x, K = blockDim.y, R = 2 * K;
-  const int ls = threadIdx.x, q = threadIdx.y;
-  const int s = blockIdx.x * G + ls;
-  const bool live = s < count;
-  const int ns = (VAR != VAR_NONE && live) ? sizes[s] : n;
-  const int nmem = VAR == VAR_NCP ? ns : n; // rows this system reads and writes
-  const int j0 = q * M;
-  // interleaved: row j at j * count + s; block-interleaved (blk == G): the block's own tile
-  const size_t st = blk ? (size_t)blk : (size_t)count;
-  const size_t s0 = blk ? (size_t)blockIdx.x * blk * n + (size_t)ls : (size_t)s;
-  double a[M], b[M], c[M], d[M];
-#pragma unroll
-  for (int i = 0; i < M; i++) {
-    const int j = j0 + i;
-    const bool in = live && j < nmem;
-    const size_t o = s0 + (size_t)j * st;
-    a[i] = in ? __ldg(A + o) : 0.0;
-    b[i] = in ? __ldg(B + o) : 1.0;
-    c[i] = in ? __ldg(C + o) : 0.0;
-    d[i] = in ? X[o] : 0.0;
-  }
+  const int R = 2 * K, j0 = q * M;
 #pragma unroll
   for (int i = 0; i < M; i++) {
     const int j = j0 + i;
@@ -303,6 +289,111 @@ __global__ void __launch_bounds__(PART_MAX_THREADS)
   }
 }
 
+template <int M, int VAR, bool PCR>
+__global__ void __launch_bounds__(PART_MAX_THREADS)
+    part_kernel(int n, int count, int blk, const int *__restrict__ sizes, const double *__restrict__ A,
+                const double *__restrict__ B, const double *__restrict__ C,
+                double *__restrict__ X) {
+  extern __shared__ double sh[];
+  const int G = blockDim.x, K = blockDim.y;
+  const int ls = threadIdx.x, q = threadIdx.y;
+  const int s = blockIdx.x * G + ls;
+  const bool live = s < count;
+  const int ns = (VAR != VAR_NONE && live) ? sizes[s] : n;
+  const int nmem = VAR == VAR_NCP ? ns : n; // rows this system reads and writes
+  const int j0 = q * M;
+  // interleaved: row j at j * count + s; block-interleaved (blk == G): the block's own tile
+  const size_t st = blk ? (size_t)blk : (size_t)count;
+  const size_t s0 = blk ? (size_t)blockIdx.x * blk * n + (size_t)ls : (size_t)s;
+  double a[M], b[M], c[M], d[M];
+#pragma unroll
+  for (int i = 0; i < M; i++) {
+    const int j = j0 + i;
+    const bool in = live && j < nmem;
+    const size_t o = s0 + (size_t)j * st;
+    a[i] = in ? __ldg(A + o) : 0.0;
+    b[i] = in ? __ldg(B + o) : 1.0;
+    c[i] = in ? __ldg(C + o) : 0.0;
+    d[i] = in ? X[o] : 0.0;
+  }
+  part_solve<M, PCR>(ns, nmem, live, q, K, G, ls, s0, st, a, b, c, d, sh, X);
+}
+
+// Doubles between consecutive chunks of the staged tile: M G rounded so that the stride is 8
+// (mod 16) doubles, i.e. chunks q and q + 1 start half a bank row apart: a warp's reads of one
+// row of 2 or 4 chunks then need no more shared-memory wavefronts than their bytes.
+__host__ __device__ constexpr int part_pipe_stride(int M, int G) {
+  return M * G + ((8 - (M * G) % 16) + 16) % 16;
+}
+
+// PART with persistent blocks (gridDim.x <= groups; block b solves groups b, b + gridDim.x, ..):
+// the rows of the next group are copied into shared memory (cp.async, 8 B per copy, no
+// registers held) while the current group is solved from registers, so that a block keeps its
+// SM's memory busy during the elimination, the reduced system and the stores (with one block
+// per SM, which M = 16 at G K = 256 threads is, part_kernel leaves it idle then). Thread
+// (ls, q) copies rows q + m K (m < M) of system ls of the next group and reads its own chunk's
+// rows out of the tile. Same operations as part_kernel after the loads.
+template <int M, int VAR, bool PCR>
+__global__ void __launch_bounds__(PART_MAX_THREADS, 1)
+    part_pipe_kernel(int n, int count, int blk, const int *__restrict__ sizes,
+                     const double *__restrict__ A, const double *__restrict__ B,
+                     const double *__restrict__ C, double *__restrict__ X) {
+  extern __shared__ double sh[];
+  const int G = blockDim.x, K = blockDim.y;
+  const int ls = threadIdx.x, q = threadIdx.y;
+  const int groups = (count + G - 1) / G;
+  const int cs = part_pipe_stride(M, G), ts = K * cs; // chunk and array strides of the tile
+  double *tile = sh, *red = sh + 4 * (size_t)ts;
+  const size_t st = blk ? (size_t)blk : (size_t)count;
+  const double *src[4] = {A, B, C, X};
+  // copies group g's rows (those a solve reads) into the tile
+  auto stage = [&](int g) {
+    const int s = g * G + ls;
+    if (s >= count)
+      return;
+    const int nmem = VAR == VAR_NCP ? __ldg(sizes + s) : n;
+    const size_t s0 = blk ? (size_t)g * blk * n + (size_t)ls : (size_t)s;
+#pragma unroll
+    for (int m = 0; m < M; m++) {
+      const int j = q + m * K;
+      if (j < nmem) {
+        const int o = (j / M) * cs + (j % M) * G + ls;
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+          __pipeline_memcpy_async(tile + k * ts + o, src[k] + s0 + (size_t)j * st, 8);
+      }
+    }
+  };
+  int g = blockIdx.x;
+  if (g < groups)
+    stage(g);
+  __pipeline_commit();
+  for (; g < groups; g += gridDim.x) {
+    const int s = g * G + ls;
+    const bool live = s < count;
+    const int ns = (VAR != VAR_NONE && live) ? sizes[s] : n;
+    const int nmem = VAR == VAR_NCP ? ns : n;
+    const size_t s0 = blk ? (size_t)g * blk * n + (size_t)ls : (size_t)s;
+    __pipeline_wait_prior(0);
+    __syncthreads(); // the group's tile is complete
+    double a[M], b[M], c[M], d[M];
+#pragma unroll
+    for (int i = 0; i < M; i++) {
+      const bool in = live && q * M + i < nmem;
+      const int o = q * cs + i * G + ls;
+      a[i] = in ? tile[o] : 0.0;
+      b[i] = in ? tile[ts + o] : 1.0;
+      c[i] = in ? tile[2 * ts + o] : 0.0;
+      d[i] = in ? tile[3 * ts + o] : 0.0;
+    }
+    __syncthreads(); // every thread has its rows: the tile takes the next group
+    if (g + (int)gridDim.x < groups)
+      stage(g + gridDim.x);
+    __pipeline_commit();
+    part_solve<M, PCR>(ns, nmem, live, q, K, G, ls, s0, st, a, b, c, d, red, X);
+  }
+}
+
 // ---- data helpers -------------------------------------------------------------------------------
 __global__ void fill_random_kernel(int n, int count, const int *sizes, uint64_t seed, int layout,
                                    double *a, double *b, double *c, double *x) {
@@ -344,14 +435,17 @@ int device_sms() {
   return sms;
 }
 
-// PART's configuration for (n, count), from the sweep on the H200 (docs/gpu-tridiag.md):
+// PART's configuration for (n, count), from the sweeps on the H200 (docs/gpu-tridiag.md):
 // PCR for the reduced system always. Interleaved layout: chunks of 8 rows up to 128 rows, else
 // 16 (fewer reduced rows), then as many systems per block as fit (G K <= 256 threads, G <= 16):
 // a warp reads G consecutive systems of a row, and G >= 16 (128 B) is what keeps DRAM near its
-// copy rate. Block-interleaved layout (blocked = 1; a block reads one contiguous tile, whatever
-// G is): chunks of 8 rows up to 256 rows, else 16, and G K <= 256 threads (<= 128 above 256
-// rows). m_in > 0 imposes M. G halves while that leaves fewer blocks than SMs.
-void part_choose(int n, int count, int m_in, int blocked, int *M, int *G, int *reduced) {
+// copy rate; one group per block. Block-interleaved layout (blocked = 1; a block reads one
+// contiguous tile, whatever G is): chunks of 8 rows up to 256 rows, else 16, and G K <= 256
+// threads (<= 128 above 256 rows); above 256 rows persistent blocks that stage the next tile
+// in shared memory (pipe = 2: 1.13-1.26x faster at 512 rows, 2560 to 256 000 systems). m_in > 0
+// imposes M. G halves while that leaves fewer blocks than SMs.
+void part_choose(int n, int count, int m_in, int blocked, int *M, int *G, int *pipe,
+                 int *reduced) {
   const long long sms = device_sms();
   *M = m_in > 0 ? m_in : (n <= (blocked ? 256 : 128) ? 8 : 16);
   const int K = ceil_div(n, *M);
@@ -362,7 +456,33 @@ void part_choose(int n, int count, int m_in, int blocked, int *M, int *G, int *r
   while (g > 1 && (long long)ceil_div(count, g) < sms)
     g /= 2;
   *G = g;
+  *pipe = blocked && n > 256 ? 2 : 1;
   *reduced = SE_TRIDIAG_REDUCED_PCR;
+}
+
+// The PART kernel of a configuration (all take the same arguments).
+typedef void (*part_fn)(int, int, int, const int *, const double *, const double *,
+                        const double *, double *);
+
+template <int M, int VAR>
+part_fn part_pick(bool pipe, bool pcr) {
+  if (pipe)
+    return pcr ? part_pipe_kernel<M, VAR, true> : part_pipe_kernel<M, VAR, false>;
+  return pcr ? part_kernel<M, VAR, true> : part_kernel<M, VAR, false>;
+}
+
+template <int M>
+part_fn part_pick(int var, bool pipe, bool pcr) {
+  if (var == VAR_NONE)
+    return part_pick<M, VAR_NONE>(pipe, pcr);
+  if (var == VAR_CP)
+    return part_pick<M, VAR_CP>(pipe, pcr);
+  return part_pick<M, VAR_NCP>(pipe, pcr);
+}
+
+part_fn part_function(int M, int var, bool pipe, bool pcr) {
+  return M == 4 ? part_pick<4>(var, pipe, pcr)
+                : (M == 8 ? part_pick<8>(var, pipe, pcr) : part_pick<16>(var, pipe, pcr));
 }
 
 const char *const method_names[SE_TRIDIAG_METHODS] = {
@@ -377,7 +497,10 @@ struct se_tridiag {
   const int *sizes;
   int compute_padding;
   cudaStream_t stream;
-  int M, K, G, reduced; // PART
+  int M, K, G, pipe, reduced; // PART (pipe: 1 = a group per block, 2 = persistent, staged)
+  part_fn kernel;              // PART: the kernel, its grid, block and shared memory
+  dim3 grid, block;
+  size_t smem;
   double *work;         // THOMAS, THOMAS_REG: c'
   size_t work_bytes;
   cusparseHandle_t sp;
@@ -403,8 +526,8 @@ static int is_cusparse(se_tridiag_method m) {
 extern "C" int se_tridiag_layout(const se_tridiag *t) { return t->layout; }
 
 extern "C" int se_tridiag_block_size(int n, int count) {
-  int M = 0, G = 0, red = 0;
-  part_choose(n, count, 0, 1, &M, &G, &red);
+  int M = 0, G = 0, pipe = 0, red = 0;
+  part_choose(n, count, 0, 1, &M, &G, &pipe, &red);
   return G;
 }
 
@@ -422,8 +545,8 @@ extern "C" void se_tridiag_destroy(se_tridiag *t) {
 static int configure(se_tridiag *t, const se_tridiag_options *opt, se_error *err) {
   const int B = opt->block_size;
   if (t->method == SE_TRIDIAG_AUTO || t->method == SE_TRIDIAG_PART) {
-    int M = 0, G = 0, red = 0;
-    part_choose(t->n, t->count, opt->rows_per_thread, B > 0, &M, &G, &red);
+    int M = 0, G = 0, pipe = 0, red = 0;
+    part_choose(t->n, t->count, opt->rows_per_thread, B > 0, &M, &G, &pipe, &red);
     if (B && !opt->rows_per_thread && M < 16 && (long long)B * ceil_div(t->n, M) > PART_MAX_THREADS)
       M = 16; // longer chunks, so that the imposed block of B systems fits
     if (B && opt->systems_per_block && opt->systems_per_block != B)
@@ -436,6 +559,11 @@ static int configure(se_tridiag *t, const se_tridiag_options *opt, se_error *err
       G = opt->systems_per_block;
     if (opt->reduced)
       red = opt->reduced;
+    if (opt->pipeline < 0 || opt->pipeline > 2)
+      SE_FAIL(err, SE_ERR_ARG, "part: pipeline %d (0 = chosen, 1 = off, 2 = staged)",
+              opt->pipeline);
+    if (opt->pipeline)
+      pipe = opt->pipeline;
     if (M != 4 && M != 8 && M != 16)
       SE_FAIL(err, SE_ERR_ARG, "part: %d rows per thread (use 4, 8 or 16)", M);
     if (red != SE_TRIDIAG_REDUCED_PCR && red != SE_TRIDIAG_REDUCED_THOMAS)
@@ -448,11 +576,48 @@ static int configure(se_tridiag *t, const se_tridiag_options *opt, se_error *err
                 K, M, PART_MAX_THREADS, t->n);
       t->method = SE_TRIDIAG_THOMAS_REG; // the system does not fit one block's registers
     } else {
+      const size_t red_bytes = 6u * (size_t)K * (size_t)G * sizeof(double); // reduced system
+      const size_t tile_bytes = 4u * (size_t)K * (size_t)part_pipe_stride(M, G) * sizeof(double);
+      if (pipe == 2) {
+        int dev = 0, smem_max = 0;
+        SE_CUDA_CHECK(err, cudaGetDevice(&dev));
+        SE_CUDA_CHECK(err, cudaDeviceGetAttribute(&smem_max,
+                                                  cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+        if (red_bytes + tile_bytes > (size_t)smem_max) {
+          if (opt->pipeline == 2)
+            SE_FAIL(err, SE_ERR_UNSUPPORTED,
+                    "part: the staged tile of %d systems x %d rows needs %zu B of shared "
+                    "memory, the device gives a block %d B",
+                    G, t->n, red_bytes + tile_bytes, smem_max);
+          pipe = 1; // chosen, not imposed: one group per block where the tile does not fit
+        }
+      }
       t->method = SE_TRIDIAG_PART;
       t->M = M;
       t->K = K;
       t->G = G;
+      t->pipe = pipe;
       t->reduced = red;
+      const int var = !t->sizes ? VAR_NONE : (t->compute_padding ? VAR_CP : VAR_NCP);
+      t->kernel = part_function(M, var, pipe == 2, red == SE_TRIDIAG_REDUCED_PCR);
+      t->block = dim3((unsigned)G, (unsigned)K);
+      const int groups = ceil_div(t->count, G);
+      t->smem = red_bytes + (pipe == 2 ? tile_bytes : 0);
+      t->grid = dim3((unsigned)groups);
+      if (pipe == 2) { // persistent grid: as many blocks as are resident at once
+        int per_sm = 0;
+        SE_CUDA_CHECK(err, cudaFuncSetAttribute((const void *)t->kernel,
+                                                cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                (int)t->smem));
+        SE_CUDA_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                               &per_sm, (const void *)t->kernel, G * K, t->smem));
+        if (per_sm < 1)
+          SE_FAIL(err, SE_ERR_UNSUPPORTED, "part: the staged kernel fits no SM (%d x %d threads)",
+                  G, K);
+        const long long resident = (long long)per_sm * device_sms();
+        if (resident < groups)
+          t->grid = dim3((unsigned)resident);
+      }
     }
   }
   if (t->method == SE_TRIDIAG_THOMAS || t->method == SE_TRIDIAG_THOMAS_REG) {
@@ -516,34 +681,15 @@ extern "C" void se_tridiag_describe(const se_tridiag *t, char *buf, size_t size)
   if (t->layout > 0)
     snprintf(lay, sizeof lay, " blk=%d", t->layout);
   if (t->method == SE_TRIDIAG_PART)
-    snprintf(buf, size, "part M=%d K=%d G=%d %s%s", t->M, t->K, t->G,
-             t->reduced == SE_TRIDIAG_REDUCED_PCR ? "pcr" : "thomas", lay);
+    snprintf(buf, size, "part M=%d K=%d G=%d %s%s%s", t->M, t->K, t->G,
+             t->reduced == SE_TRIDIAG_REDUCED_PCR ? "pcr" : "thomas",
+             t->pipe == 2 ? " pipe" : "", lay);
   else
     snprintf(buf, size, "%s%s", method_names[t->method], lay);
 }
 
 extern "C" size_t se_tridiag_workspace_bytes(const se_tridiag *t) {
   return t->work_bytes + t->buffer_bytes;
-}
-
-// Launches PART with the compile-time chunk size and variant.
-template <int M>
-static void launch_part(const se_tridiag *t, int var, const double *a, const double *b,
-                        const double *c, double *x) {
-  const dim3 block((unsigned)t->G, (unsigned)t->K);
-  const unsigned grid = (unsigned)ceil_div(t->count, t->G);
-  const size_t smem = 3u * 2u * (size_t)t->K * (size_t)t->G * sizeof(double);
-  const bool pcr = t->reduced == SE_TRIDIAG_REDUCED_PCR;
-  const int blk = t->layout > 0 ? t->layout : 0;
-#define SE_PART_LAUNCH(V, P)                                                                     \
-  part_kernel<M, V, P><<<grid, block, smem, t->stream>>>(t->n, t->count, blk, t->sizes, a, b, c, x)
-  if (var == VAR_NONE)
-    pcr ? SE_PART_LAUNCH(VAR_NONE, true) : SE_PART_LAUNCH(VAR_NONE, false);
-  else if (var == VAR_CP)
-    pcr ? SE_PART_LAUNCH(VAR_CP, true) : SE_PART_LAUNCH(VAR_CP, false);
-  else
-    pcr ? SE_PART_LAUNCH(VAR_NCP, true) : SE_PART_LAUNCH(VAR_NCP, false);
-#undef SE_PART_LAUNCH
 }
 
 extern "C" int se_tridiag_reserve(se_tridiag *t, size_t bytes, se_error *err) {
@@ -626,15 +772,14 @@ extern "C" int se_tridiag_solve(se_tridiag *t, double *a, double *b, double *c, 
                                                                b, c, x, t->work);
     SE_CUDA_CHECK_LAUNCH(err, "thomas_reg_kernel");
     return SE_OK;
-  case SE_TRIDIAG_PART:
-    if (t->M == 4)
-      launch_part<4>(t, var, a, b, c, x);
-    else if (t->M == 8)
-      launch_part<8>(t, var, a, b, c, x);
-    else
-      launch_part<16>(t, var, a, b, c, x);
-    SE_CUDA_CHECK_LAUNCH(err, "part_kernel");
+  case SE_TRIDIAG_PART: {
+    int n = t->n, count = t->count;
+    const int *sizes = t->sizes;
+    void *args[8] = {&n, &count, (void *)&blk, &sizes, &a, &b, &c, &x};
+    SE_CUDA_CHECK(err, cudaLaunchKernel((const void *)t->kernel, t->grid, t->block, args, t->smem,
+                                        t->stream));
     return SE_OK;
+  }
   case SE_TRIDIAG_CUSPARSE_THOMAS:
   case SE_TRIDIAG_CUSPARSE_LU:
   case SE_TRIDIAG_CUSPARSE_QR:

@@ -47,7 +47,8 @@ static const char *usage =
     "  --systems LIST   systems per batch (default 2560,25600,256000)\n"
     "  --neurons LIST   neurons of the Hines populations (default 2560,25600,256000; 0 = skip)\n"
     "  --unsorted-max N also time unsorted branch plans up to N neurons (default 25600)\n"
-    "  --sweep          also time every configuration of the partitioned solver\n"
+    "  --sweep          also time every configuration of the partitioned solver (one group of\n"
+    "                   systems per block, or persistent blocks staging the next group)\n"
     "  --no-vbatch      skip the variable-size batches\n"
     "  --min-time S     time each variant for at least S seconds of solves (default 0.2)\n"
     "  --csv FILE       also write the rows as CSV\n";
@@ -191,12 +192,12 @@ static tri_result run_tri(tri_ctx *c, const se_tridiag_options *opt, const char 
 static void print_tri(const tri_ctx *c, const tri_result *r, double rows_total, double best_sp,
                       const char *section) {
   if (!r->ok) {
-    printf("%5d %7d  %-16s %-26s   failed\n", c->n, c->count, r->name, r->config);
+    printf("%5d %7d  %-21s %-40s   failed\n", c->n, c->count, r->name, r->config);
     return;
   }
   const double gbps = 40.0 * rows_total / r->time_s / 1e9;
   const double speedup = best_sp > 0 ? best_sp / r->time_s : 0.0;
-  printf("%5d %7d  %-16s %-26s %10.1f %8.1f %5.0f%% %7.2fx %9.1e\n", c->n, c->count, r->name,
+  printf("%5d %7d  %-21s %-40s %10.1f %8.1f %5.0f%% %7.2fx %9.1e\n", c->n, c->count, r->name,
          r->config, 1e6 * r->time_s, gbps, 100.0 * gbps / copy_gbps, speedup, r->err);
   fflush(stdout);
   csv_row(section, c->n, c->count, r->name, r->config, r->time_s, 1e9 * r->time_s / rows_total,
@@ -269,22 +270,32 @@ static int bench_tri_shape(int n, int count, const bench_opts *o, cudaStream_t s
         last_g = g;
         for (int red = SE_TRIDIAG_REDUCED_PCR; red <= SE_TRIDIAG_REDUCED_THOMAS; red++) {
           se_tridiag_options opt = {.method = SE_TRIDIAG_PART, .rows_per_thread = Ms[im],
-                                    .systems_per_block = g, .reduced = red};
+                                    .systems_per_block = g, .reduced = red, .pipeline = 1};
           tri_result r = run_tri(&c, &opt, "sweep", NULL, NULL, seed, o->min_time);
+          print_tri(&c, &r, rows_total, best_sp, "sweep");
+        }
+        /* persistent blocks staging the next group in shared memory: M 8 and 16, PCR */
+        if (im > 0) {
+          se_tridiag_options opt = {.method = SE_TRIDIAG_PART, .rows_per_thread = Ms[im],
+                                    .systems_per_block = g, .pipeline = 2};
+          tri_result r = run_tri(&c, &opt, "sweep-pipe", NULL, NULL, seed, o->min_time);
           print_tri(&c, &r, rows_total, best_sp, "sweep");
         }
       }
     }
-    for (int im = 1; im < 3; im++) /* block-interleaved: M 8 and 16, B 2 .. 32, PCR */
-      for (int B = 2; B <= 32; B *= 2) {
-        const int K = (n + Ms[im] - 1) / Ms[im];
-        if (B * K > 256)
-          continue;
-        se_tridiag_options opt = {.method = SE_TRIDIAG_PART, .rows_per_thread = Ms[im],
-                                  .block_size = B, .reduced = SE_TRIDIAG_REDUCED_PCR};
-        tri_result r = run_tri(&c, &opt, "sweep-blocked", NULL, NULL, seed, o->min_time);
-        print_tri(&c, &r, rows_total, best_sp, "sweep");
-      }
+    for (int pipe = 1; pipe <= 2; pipe++) /* block-interleaved: M 8 and 16, B 2 .. 32, PCR */
+      for (int im = 1; im < 3; im++)
+        for (int B = 2; B <= 32; B *= 2) {
+          const int K = (n + Ms[im] - 1) / Ms[im];
+          if (B * K > 256)
+            continue;
+          se_tridiag_options opt = {.method = SE_TRIDIAG_PART, .rows_per_thread = Ms[im],
+                                    .block_size = B, .reduced = SE_TRIDIAG_REDUCED_PCR,
+                                    .pipeline = pipe};
+          tri_result r = run_tri(&c, &opt, pipe == 1 ? "sweep-blocked" : "sweep-pipe-blocked",
+                                 NULL, NULL, seed, o->min_time);
+          print_tri(&c, &r, rows_total, best_sp, "sweep");
+        }
   }
   if (o->vbatch) {
     /* cuThomasVBatch: sizes uniform in [n/2, n] */
@@ -708,7 +719,7 @@ int se_bench_tridiag(int argc, char **argv) {
     return 1;
   }
   if (nr > 0 && ns > 0) {
-    printf("%5s %7s  %-16s %-26s %10s %8s %6s %8s %9s\n", "rows", "systems", "method", "config",
+    printf("%5s %7s  %-21s %-40s %10s %8s %6s %8s %9s\n", "rows", "systems", "method", "config",
            "time us", "GB/s@40B", "%copy", "vs best", "rel err");
     for (int a = 0; a < nr; a++)
       for (int b = 0; b < ns; b++)

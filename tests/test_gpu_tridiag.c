@@ -230,22 +230,35 @@ static void test_fixed(se_test_state *st) {
         else
           worst_ours = e > worst_ours ? e : worst_ours;
       }
-      /* every chunk size and reduced solver of PART, systems per block 1, 3 and the default */
+      /* every chunk size and reduced solver of PART, systems per block 1, 3 and the default,
+       * one group per block or persistent blocks staging the next group (pipeline 2) */
       static const int Ms[] = {4, 8, 16}, Gs[] = {0, 1, 3};
       for (int im = 0; im < 3; im++)
         for (int red = SE_TRIDIAG_REDUCED_PCR; red <= SE_TRIDIAG_REDUCED_THOMAS; red++)
-          for (int ig = 0; ig < 3; ig++) {
-            const int K = (n + Ms[im] - 1) / Ms[im];
-            if (Gs[ig] * K > 256)
-              continue;
-            se_tridiag_options opt = {.method = SE_TRIDIAG_PART,
-                                      .rows_per_thread = Ms[im],
-                                      .systems_per_block = Gs[ig],
-                                      .reduced = red};
-            double e = check_solver(st, &bt, &opt, desc, sizeof desc);
-            solves++;
-            worst_ours = e > worst_ours ? e : worst_ours;
-          }
+          for (int pipe = 1; pipe <= 2; pipe++)
+            for (int ig = 0; ig < 3; ig++) {
+              const int K = (n + Ms[im] - 1) / Ms[im];
+              if (Gs[ig] * K > 256)
+                continue;
+              se_tridiag_options opt = {.method = SE_TRIDIAG_PART,
+                                        .rows_per_thread = Ms[im],
+                                        .systems_per_block = Gs[ig],
+                                        .reduced = red,
+                                        .pipeline = pipe};
+              double e = check_solver(st, &bt, &opt, desc, sizeof desc);
+              solves++;
+              worst_ours = e > worst_ours ? e : worst_ours;
+            }
+      /* auto: staged persistent blocks on its block-interleaved layout above 256 rows only */
+      for (int blocked = 0; blocked <= 1; blocked++) {
+        se_tridiag_options opt = {.method = SE_TRIDIAG_AUTO,
+                                  .block_size = blocked ? se_tridiag_block_size(n, count) : 0};
+        double e = check_solver(st, &bt, &opt, desc, sizeof desc);
+        solves++;
+        worst_ours = e > worst_ours ? e : worst_ours;
+        SE_EXPECT(st, (strstr(desc, " pipe") != NULL) == (blocked && n > 256),
+                  "auto n=%d count=%d block size %d chose '%s'", n, count, opt.block_size, desc);
+      }
       /* the block-interleaved layout: ours, blocks of 1, 3, 8 and 16 systems */
       static const int Bs[] = {1, 3, 8, 16};
       static const se_tridiag_method blm[] = {SE_TRIDIAG_AUTO, SE_TRIDIAG_THOMAS,
@@ -257,16 +270,17 @@ static void test_fixed(se_test_state *st) {
           solves++;
           worst_ours = e > worst_ours ? e : worst_ours;
         }
-        for (int im = 0; im < 3; im++) {
-          const int K = (n + Ms[im] - 1) / Ms[im];
-          if (Bs[ib] * K > 256)
-            continue;
-          se_tridiag_options opt = {.method = SE_TRIDIAG_PART, .rows_per_thread = Ms[im],
-                                    .block_size = Bs[ib]};
-          double e = check_solver(st, &bt, &opt, desc, sizeof desc);
-          solves++;
-          worst_ours = e > worst_ours ? e : worst_ours;
-        }
+        for (int im = 0; im < 3; im++)
+          for (int pipe = 1; pipe <= 2; pipe++) {
+            const int K = (n + Ms[im] - 1) / Ms[im];
+            if (Bs[ib] * K > 256)
+              continue;
+            se_tridiag_options opt = {.method = SE_TRIDIAG_PART, .rows_per_thread = Ms[im],
+                                      .block_size = Bs[ib], .pipeline = pipe};
+            double e = check_solver(st, &bt, &opt, desc, sizeof desc);
+            solves++;
+            worst_ours = e > worst_ours ? e : worst_ours;
+          }
       }
       batch_free(&bt);
     }
@@ -308,16 +322,26 @@ static void test_variable(se_test_state *st) {
         }
         static const int Ms[] = {4, 8, 16};
         for (int im = 0; im < 3; im++)
-          for (int red = SE_TRIDIAG_REDUCED_PCR; red <= SE_TRIDIAG_REDUCED_THOMAS; red++) {
-            se_tridiag_options opt = {.method = SE_TRIDIAG_PART,
-                                      .rows_per_thread = Ms[im],
-                                      .systems_per_block = 1,
-                                      .reduced = red,
-                                      .compute_padding = cp};
-            double e = check_solver(st, &bt, &opt, desc, sizeof desc);
-            worst = e > worst ? e : worst;
-            solves++;
-          }
+          for (int red = SE_TRIDIAG_REDUCED_PCR; red <= SE_TRIDIAG_REDUCED_THOMAS; red++)
+            for (int pipe = 1; pipe <= 2; pipe++) {
+              se_tridiag_options opt = {.method = SE_TRIDIAG_PART,
+                                        .rows_per_thread = Ms[im],
+                                        .systems_per_block = 1,
+                                        .reduced = red,
+                                        .compute_padding = cp,
+                                        .pipeline = pipe};
+              double e = check_solver(st, &bt, &opt, desc, sizeof desc);
+              worst = e > worst ? e : worst;
+              solves++;
+            }
+        for (int B = 0; B <= 8; B += 8) { /* staged, 8 systems per block, both layouts */
+          se_tridiag_options opt = {.method = SE_TRIDIAG_PART, .rows_per_thread = 16,
+                                    .compute_padding = cp, .block_size = B,
+                                    .systems_per_block = B ? 0 : 8, .pipeline = 2};
+          double e = check_solver(st, &bt, &opt, desc, sizeof desc);
+          worst = e > worst ? e : worst;
+          solves++;
+        }
         for (int k = 0; k < 3; k++) { /* block-interleaved, blocks of 4 systems */
           se_tridiag_options opt = {.method = ms[k], .compute_padding = cp, .block_size = 4};
           double e = check_solver(st, &bt, &opt, desc, sizeof desc);
@@ -349,6 +373,10 @@ static void test_bad_arguments(se_test_state *st) {
                              .systems_per_block = 4};
   SE_EXPECT(st, se_tridiag_create(&opt, 4096, 10, NULL, 0, &t, &err) == SE_ERR_UNSUPPORTED,
             "part with 4096 rows in blocks of 4 systems: '%s'", err.message);
+  opt = (se_tridiag_options){.method = SE_TRIDIAG_PART, .pipeline = 3};
+  SE_EXPECT(st, se_tridiag_create(&opt, 512, 10, NULL, 0, &t, &err) == SE_ERR_ARG &&
+                    strstr(err.message, "pipeline"),
+            "pipeline 3: '%s'", err.message);
   opt = (se_tridiag_options){.method = SE_TRIDIAG_CUSPARSE_THOMAS, .block_size = 8};
   SE_EXPECT(st, se_tridiag_create(&opt, 64, 10, NULL, 0, &t, &err) == SE_ERR_UNSUPPORTED,
             "cuSPARSE on a block-interleaved layout: '%s'", err.message);
