@@ -121,6 +121,11 @@ __global__ void __launch_bounds__(128)
 }
 
 // ---- cuSPARSE backend (one level) ----
+// Slot of row 0 of branch bi: its group's base, lane bi mod LANES.
+__device__ __forceinline__ int64_t cus_branch_base(const int32_t *__restrict__ gbase, int64_t bi) {
+  return (int64_t)gbase[bi / LANES] + (bi % LANES);
+}
+
 // Thread (s, k): row k of branch s of the level (lane lb + s) in the interleaved batch of
 // cnt = 2 nb systems of n rows: system s solves A_B y = e_head, system nb + s A_B z = r_B, both
 // with the tail's children folded in as phase1_kernel folds them. Rows past the branch: identity.
@@ -134,9 +139,8 @@ __global__ void __launch_bounds__(128)
   const int s = blockIdx.x * blockDim.x + threadIdx.x;
   if (s >= nb)
     return;
-  const int64_t bi = lb + s;
+  const int64_t bi = lb + s, base = cus_branch_base(gbase, bi);
   const int L = len[bi];
-  const int64_t base = (int64_t)gbase[bi / LANES] + (bi % LANES);
   const size_t cnt = 2 * (size_t)nb;
   for (int k = blockIdx.y; k < n; k += gridDim.y) {
     double a = 0.0, b = 1.0, c = 0.0, xy = 0.0, xz = 0.0;
@@ -176,9 +180,8 @@ __global__ void __launch_bounds__(128)
   const int s = blockIdx.x * blockDim.x + threadIdx.x;
   if (s >= nb)
     return;
-  const int64_t bi = lb + s;
+  const int64_t bi = lb + s, base = cus_branch_base(gbase, bi);
   const int L = len[bi];
-  const int64_t base = (int64_t)gbase[bi / LANES] + (bi % LANES);
   const size_t cnt = 2 * (size_t)nb;
   for (int k = blockIdx.y; k < L; k += gridDim.y) {
     const size_t o = (size_t)k * cnt + (size_t)s;
@@ -202,9 +205,8 @@ __global__ void __launch_bounds__(128)
   const int s = blockIdx.x * blockDim.x + threadIdx.x;
   if (s >= nb)
     return;
-  const int64_t bi = lb + s;
+  const int64_t bi = lb + s, base = cus_branch_base(gbase, bi);
   const int L = len[bi];
-  const int64_t base = (int64_t)gbase[bi / LANES] + (bi % LANES);
   const double c = g[base] * r[ptail[bi]];
   for (int k = blockIdx.y; k < L; k += gridDim.y) {
     const int64_t sk = base + (int64_t)LANES * k;

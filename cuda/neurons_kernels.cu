@@ -366,33 +366,26 @@ __global__ void __launch_bounds__(SE_STREAM_THREADS)
   double xprev = 0.0, x_root = 0.0;
   // y of rows >= K (spilled into v's slots) and f of state-dependent rows (in diag), prefetched
   double yb[Ahead + 1][P], fb[Ahead + 1][P];
+  /* row i's spilled y and state-dependent f into buffer a (0 past the end) */
+  auto prefetch = [&](int a, int j, int i) {
+    yb[a][j] = fb[a][j] = 0.0;
+    if (i < n) {
+      const uint32_t m = load_stream_meta(tab + i);
+      if (i < T)
+        yb[a][j] = io.load_once(V + i * W);
+      if (!(m & SE_STREAM_DCONST))
+        fb[a][j] = D[i * W];
+    }
+  };
 #pragma unroll
   for (int a = 0; a < Ahead; a++)
 #pragma unroll
-    for (int j = 0; j < P; j++) {
-      const int i = a * P + j;
-      yb[a][j] = fb[a][j] = 0.0;
-      if (i < n) {
-        const uint32_t m = load_stream_meta(tab + i);
-        if (i < T)
-          yb[a][j] = io.load_once(V + i * W);
-        if (!(m & SE_STREAM_DCONST))
-          fb[a][j] = D[i * W];
-      }
-    }
+    for (int j = 0; j < P; j++)
+      prefetch(a, j, a * P + j);
   for (int lo = 0; lo < n; lo += P) {
 #pragma unroll
-    for (int j = 0; j < P; j++) {
-      const int i = lo + Ahead * P + j;
-      yb[Ahead][j] = fb[Ahead][j] = 0.0;
-      if (i < n) {
-        const uint32_t m = load_stream_meta(tab + i);
-        if (i < T)
-          yb[Ahead][j] = io.load_once(V + i * W);
-        if (!(m & SE_STREAM_DCONST))
-          fb[Ahead][j] = D[i * W];
-      }
-    }
+    for (int j = 0; j < P; j++)
+      prefetch(Ahead, j, lo + Ahead * P + j);
 #pragma unroll
     for (int j = 0; j < P; j++) {
       const int i = lo + j;

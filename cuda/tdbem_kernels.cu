@@ -20,33 +20,27 @@ constexpr int WARPS = 4; /* warps per thread-block (one tile each) */
 
 /* The window of k1: position x holds a~_m, m = time - k1 + x, which is hist(m) for
  * max(0, time - kmax) <= m < known and 0 otherwise (not known yet, before the start, or k beyond
- * kmax: padding columns of FB blocks), i.e. for lo <= x < hi; slot0 = (time - k1) mod hist_len.
- * Set up once per window in 32-bit arithmetic (a.time_slot = time mod hist_len). */
+ * kmax: padding columns of FB blocks), i.e. for lo <= x < hi. slot0 + x is m's slot before the
+ * wrap: slot0 + lo = (time - k1 + lo) mod hist_len, and hi - lo <= hist_len, so one subtraction
+ * wraps every valid x. Set up once per window, 32-bit (a.time_slot = time mod hist_len). */
 struct window_ref {
   int slot0, lo, hi;
 };
 __device__ __forceinline__ window_ref window_of(const se_tdbem_kernel_args &a, int k1) {
   window_ref w;
-  w.slot0 = a.time_slot - k1;
-  while (w.slot0 < 0)
-    w.slot0 += a.hist_len32;
   const int before = a.time < k1 ? k1 - (int)a.time : 0; /* m < 0 */
   w.lo = max(k1 - (int)a.kmax, before);
   w.hi = k1 - (int)(a.time - a.known);
+  int first = a.time_slot - k1 + w.lo; /* the slot of x = lo (CB: at most one wrap) */
+  while (first < 0)
+    first += a.hist_len32;
+  while (first >= a.hist_len32)
+    first -= a.hist_len32;
+  w.slot0 = first - w.lo;
   return w;
 }
 __device__ __forceinline__ double window_value(const se_tdbem_kernel_args &a, const double *h,
                                                const window_ref &w, int x) {
-  if (x < w.lo || x >= w.hi)
-    return 0.0;
-  int slot = w.slot0 + x;
-  while (slot >= a.hist_len32)
-    slot -= a.hist_len32;
-  return h[slot];
-}
-/* The same for a CB window: k1 <= kmax < hist_len, so slot0 + x < 2 hist_len for every x < hi. */
-__device__ __forceinline__ double window_value_cb(const se_tdbem_kernel_args &a, const double *h,
-                                                  const window_ref &w, int x) {
   const int slot = w.slot0 + x;
   return x >= w.lo && x < w.hi ? h[slot >= a.hist_len32 ? slot - a.hist_len32 : slot] : 0.0;
 }
@@ -149,7 +143,7 @@ __device__ __forceinline__ void window_load(const se_tdbem_kernel_args &a, int j
   const window_ref w = window_of(a, k1);
 #pragma unroll
   for (int t = 0; t < CB_WIN_REGS; t++)
-    g[t] = lane + 32 * t < len ? window_value_cb(a, h, w, lane + 32 * t) : 0.0;
+    g[t] = lane + 32 * t < len ? window_value(a, h, w, lane + 32 * t) : 0.0;
 }
 
 /* win[x] = g's entries and the rest of the window, in the products' type T. */
@@ -164,7 +158,7 @@ __device__ __forceinline__ void window_store(const se_tdbem_kernel_args &a, int 
     const double *h = a.hist + (int64_t)j * a.hist_len;
     const window_ref w = window_of(a, k1);
     for (int x = 32 * CB_WIN_REGS + lane; x < len; x += 32)
-      win[x] = (T)window_value_cb(a, h, w, x);
+      win[x] = (T)window_value(a, h, w, x);
   }
 }
 
