@@ -16,6 +16,14 @@ enum { VAR_NONE = 0, VAR_CP = 1, VAR_NCP = 2 };
 // Largest CUDA block of the partitioned kernel: its __launch_bounds__.
 constexpr int PART_MAX_THREADS = 256;
 
+// AUTO on the interleaved layout (part_choose), from the H200 sweeps: staged from this many
+// groups per SM (256 rows: one group per block 2% faster at 5120 systems, staged 12% at 10 240;
+// 512 rows: one group 3% faster at 2560, staged 7% at 5120), two halves from this many groups
+// of 16 systems per SM (512 rows: staged G = 8 is 8% faster at 51 200 systems, two halves 4% at
+// 102 400, 10% at 153 600 and 256 000 against one group per block).
+constexpr int PART_STAGE_GROUPS = 4;
+constexpr int PART_SPLIT_GROUPS = 32;
+
 // ---- cuThomasBatch: the paper's kernel ---------------------------------------------------------
 // One thread per system on the interleaved layout. Forward: c'_j = c_j / (b_j - a_j c'_{j-1}),
 // d'_j = (d_j - a_j d'_{j-1}) / (b_j - a_j c'_{j-1}), c' stored in cp, d' in x; backward:
@@ -145,17 +153,14 @@ __global__ void __launch_bounds__(256)
 //  4. x_i = d''_i - a''_i x_0 - c''_i x_{M-1} in registers, stored once.
 // Rows past the system's size are identity rows in registers.
 // part_kernel solves one group of G systems per block; part_pipe_kernel (below) is persistent
-// and stages the next group's rows in shared memory while it solves the current one.
+// and stages the next group's rows in shared memory while it solves the current one;
+// part_split_kernel solves each system in two halves of rows (pipeline = 3).
 
-// Steps 2 to 4 for chunk q (rows j0 = q M ..) of a system of ns rows whose M rows are in
-// a, b, c, d (identity rows where not loaded); sh: 6 K G doubles for the reduced system.
-template <int M, bool PCR>
-__device__ __forceinline__ void part_solve(int ns, int nmem, bool live, int q, int K, int G,
-                                           int ls, size_t s0, size_t st, double (&a)[M],
-                                           double (&b)[M], double (&c)[M], double (&d)[M],
-                                           double *sh, double *__restrict__ X) {
-  static_assert(M >= 3, "chunks of at least 3 rows");
-  const int R = 2 * K, j0 = q * M;
+// Step 1's complement: rows of a chunk (global rows j0 ..) that are not the system's become
+// identity rows; a = 0 on the system's first row, c = 0 on its last.
+template <int M>
+__device__ __forceinline__ void part_rows(int ns, bool live, int j0, double (&a)[M],
+                                          double (&b)[M], double (&c)[M], double (&d)[M]) {
 #pragma unroll
   for (int i = 0; i < M; i++) {
     const int j = j0 + i;
@@ -170,6 +175,16 @@ __device__ __forceinline__ void part_solve(int ns, int nmem, bool live, int q, i
     if (j == ns - 1)
       c[i] = 0.0;
   }
+}
+
+// Step 2 on a chunk in registers: afterwards rows 1 .. M-2 read a''_i x_0 + x_i + c''_i x_{M-1}
+// = d''_i (in a, c, d), row M-1 a'_{M-1} x_0 + x_{M-1} + c'_{M-1} x_M = d'_{M-1}, and row 0 is
+// returned as a0 x_{-1} + x_0 + c0 x_{M-1} = d0.
+template <int M>
+__device__ __forceinline__ void part_eliminate(double (&a)[M], double (&b)[M], double (&c)[M],
+                                               double (&d)[M], double &a0, double &c0,
+                                               double &d0) {
+  static_assert(M >= 3, "chunks of at least 3 rows");
   // forward: normalise rows 0 and 1, then eliminate x_{i-1} from rows 2 .. M-1
   double r = 1.0 / b[0];
   a[0] *= r;
@@ -195,95 +210,155 @@ __device__ __forceinline__ void part_solve(int ns, int nmem, bool live, int q, i
   }
   // row 0: substitute x_1 = d''_1 - a''_1 x_0 - c''_1 x_{M-1}
   r = 1.0 / (1.0 - c[0] * a[1]);
-  const double a0 = a[0] * r, c0 = -(c[0] * c[1]) * r, d0 = (d[0] - c[0] * d[1]) * r;
+  a0 = a[0] * r;
+  c0 = -(c[0] * c[1]) * r;
+  d0 = (d[0] - c[0] * d[1]) * r;
+}
 
+// Step 3 by PCR on the chunks' last unknowns L_q = x_{M-1} of chunk q (K rows, one per thread q
+// of system ls; sh: 6 K G doubles, 7 K G with OPEN): each chunk's first unknown F_q = d0 -
+// a0 L_{q-1} - c0 L_q and the next chunk's F_{q+1} are substituted into its last row
+// a_l F_q + L_q + c_l F_{q+1} = d_l, then ceil(log2 K) PCR steps. Returns x0 = F_q, xl = L_q.
+// Without OPEN the last chunk's c_l is dropped (0 there: the system's last row or an identity
+// row). With OPEN it couples to an unknown z past the block's rows (the next half of the
+// system), carried as a second right-hand side: F_q = x0 + z x0e, L_q = xl + z xle.
+template <int M, bool OPEN>
+__device__ __forceinline__ void part_pcr(int q, int K, int G, int ls, const double (&a)[M],
+                                         const double (&c)[M], const double (&d)[M], double a0,
+                                         double c0, double d0, double *sh, double &x0,
+                                         double &xl, double &x0e, double &xle) {
+  const int R = 2 * K;
   double *sa = sh, *sc = sh + R * G, *sd = sh + 2 * R * G;
-  double x0, xl;
-  if (PCR) {
-    // Reduced system in the chunks' last unknowns L_q = x_{M-1} of chunk q (K rows, one per
-    // thread): the first unknown F_q = d0 - a0 L_{q-1} - c0 L_q (row 0 above) and the next
-    // chunk's F_{q+1} substituted into the last row a_l F_q + L_q + c_l F_{q+1} = d_l.
-    sa[q * G + ls] = a0;
-    sc[q * G + ls] = c0;
-    sd[q * G + ls] = d0;
+  sa[q * G + ls] = a0;
+  sc[q * G + ls] = c0;
+  sd[q * G + ls] = d0;
+  __syncthreads();
+  double an = 0.0, cn = 0.0, dn = 0.0;
+  if (q + 1 < K) {
+    an = sa[(q + 1) * G + ls];
+    cn = sc[(q + 1) * G + ls];
+    dn = sd[(q + 1) * G + ls];
+  }
+  const double al = a[M - 1], cl = c[M - 1], dl = d[M - 1];
+  const double r = 1.0 / (1.0 - al * c0 - cl * an);
+  double ra = -(al * a0) * r, rc = -(cl * cn) * r, rd = (dl - al * d0 - cl * dn) * r;
+  // row q: L_q + ra L_{q-1} + rc L_{q+1} = rd + z re
+  double re = OPEN && q == K - 1 ? -(cl * r) : 0.0;
+  // PCR on the K rows (ra, 1, rc, rd): row q -= a_q row(q - h) + c_q row(q + h), renormalised
+  double *pa = sa + K * G, *pc = sc + K * G, *pd = sd + K * G, *pe = sh + 3 * R * G;
+  pa[q * G + ls] = ra;
+  pc[q * G + ls] = rc;
+  pd[q * G + ls] = rd;
+  if (OPEN)
+    pe[q * G + ls] = re;
+  for (int h = 1; h < K; h <<= 1) {
     __syncthreads();
-    double an = 0.0, cn = 0.0, dn = 0.0;
-    if (q + 1 < K) {
-      an = sa[(q + 1) * G + ls];
-      cn = sc[(q + 1) * G + ls];
-      dn = sd[(q + 1) * G + ls];
+    double a1 = 0.0, c1 = 0.0, d1 = 0.0, e1 = 0.0, a2 = 0.0, c2 = 0.0, d2 = 0.0, e2 = 0.0;
+    if (q - h >= 0) {
+      a1 = pa[(q - h) * G + ls];
+      c1 = pc[(q - h) * G + ls];
+      d1 = pd[(q - h) * G + ls];
+      if (OPEN)
+        e1 = pe[(q - h) * G + ls];
     }
-    const double al = a[M - 1], cl = c[M - 1], dl = d[M - 1];
-    r = 1.0 / (1.0 - al * c0 - cl * an);
-    double ra = -(al * a0) * r, rc = -(cl * cn) * r, rd = (dl - al * d0 - cl * dn) * r;
-    // PCR on the K rows (ra, 1, rc, rd): row q -= a_q row(q - h) + c_q row(q + h), renormalised
-    double *pa = sa + K * G, *pc = sc + K * G, *pd = sd + K * G;
+    if (q + h < K) {
+      a2 = pa[(q + h) * G + ls];
+      c2 = pc[(q + h) * G + ls];
+      d2 = pd[(q + h) * G + ls];
+      if (OPEN)
+        e2 = pe[(q + h) * G + ls];
+    }
+    const double w = 1.0 / (1.0 - ra * c1 - rc * a2);
+    const double na = -(ra * a1) * w, nc = -(rc * c2) * w, nd = (rd - ra * d1 - rc * d2) * w;
+    const double ne = OPEN ? (re - ra * e1 - rc * e2) * w : 0.0;
+    __syncthreads();
+    ra = na;
+    rc = nc;
+    rd = nd;
+    re = ne;
     pa[q * G + ls] = ra;
     pc[q * G + ls] = rc;
     pd[q * G + ls] = rd;
-    for (int h = 1; h < K; h <<= 1) {
-      __syncthreads();
-      double a1 = 0.0, c1 = 0.0, d1 = 0.0, a2 = 0.0, c2 = 0.0, d2 = 0.0;
-      if (q - h >= 0) {
-        a1 = pa[(q - h) * G + ls];
-        c1 = pc[(q - h) * G + ls];
-        d1 = pd[(q - h) * G + ls];
-      }
-      if (q + h < K) {
-        a2 = pa[(q + h) * G + ls];
-        c2 = pc[(q + h) * G + ls];
-        d2 = pd[(q + h) * G + ls];
-      }
-      const double w = 1.0 / (1.0 - ra * c1 - rc * a2);
-      const double na = -(ra * a1) * w, nc = -(rc * c2) * w, nd = (rd - ra * d1 - rc * d2) * w;
-      __syncthreads();
-      ra = na;
-      rc = nc;
-      rd = nd;
-      pa[q * G + ls] = ra;
-      pc[q * G + ls] = rc;
-      pd[q * G + ls] = rd;
-    }
-    __syncthreads();
-    xl = rd;
-    const double lprev = q > 0 ? pd[(q - 1) * G + ls] : 0.0;
-    x0 = d0 - a0 * lprev - c0 * xl;
-  } else {
-    // reduced system of 2K rows (first and last row of every chunk), Thomas by thread q = 0
-    const int r0 = 2 * q, r1 = 2 * q + 1;
-    sa[r0 * G + ls] = a0;
-    sc[r0 * G + ls] = c0;
-    sd[r0 * G + ls] = d0;
-    sa[r1 * G + ls] = a[M - 1];
-    sc[r1 * G + ls] = c[M - 1];
-    sd[r1 * G + ls] = d[M - 1];
-    __syncthreads();
-    if (q == 0) {
-      double cprev = sc[ls], dprev = sd[ls]; // row 0: a = 0 (first row of the system)
-      for (int i = 1; i < R; i++) {
-        const double ai = sa[i * G + ls];
-        const double w = 1.0 / (1.0 - ai * cprev);
-        cprev = sc[i * G + ls] * w;
-        dprev = (sd[i * G + ls] - ai * dprev) * w;
-        sc[i * G + ls] = cprev;
-        sd[i * G + ls] = dprev;
-      }
-      double xn = dprev;
-      for (int i = R - 2; i >= 0; i--) {
-        xn = sd[i * G + ls] - sc[i * G + ls] * xn;
-        sd[i * G + ls] = xn;
-      }
-    }
-    __syncthreads();
-    x0 = sd[r0 * G + ls];
-    xl = sd[r1 * G + ls];
+    if (OPEN)
+      pe[q * G + ls] = re;
   }
+  __syncthreads();
+  xl = rd;
+  const double lprev = q > 0 ? pd[(q - 1) * G + ls] : 0.0;
+  x0 = d0 - a0 * lprev - c0 * xl;
+  xle = re;
+  x0e = 0.0;
+  if (OPEN) {
+    const double eprev = q > 0 ? pe[(q - 1) * G + ls] : 0.0;
+    x0e = -(a0 * eprev) - c0 * xle;
+  }
+}
+
+// Step 3 by Thomas on the 2K first and last rows of the chunks, by thread q = 0 of system ls
+// (sh: 6 K G doubles). Returns x0 = x_0 and xl = x_{M-1} of chunk q.
+template <int M>
+__device__ __forceinline__ void part_thomas(int q, int K, int G, int ls, const double (&a)[M],
+                                            const double (&c)[M], const double (&d)[M],
+                                            double a0, double c0, double d0, double *sh,
+                                            double &x0, double &xl) {
+  const int R = 2 * K, r0 = 2 * q, r1 = 2 * q + 1;
+  double *sa = sh, *sc = sh + R * G, *sd = sh + 2 * R * G;
+  sa[r0 * G + ls] = a0;
+  sc[r0 * G + ls] = c0;
+  sd[r0 * G + ls] = d0;
+  sa[r1 * G + ls] = a[M - 1];
+  sc[r1 * G + ls] = c[M - 1];
+  sd[r1 * G + ls] = d[M - 1];
+  __syncthreads();
+  if (q == 0) {
+    double cprev = sc[ls], dprev = sd[ls]; // row 0: a = 0 (first row of the system)
+    for (int i = 1; i < R; i++) {
+      const double ai = sa[i * G + ls];
+      const double w = 1.0 / (1.0 - ai * cprev);
+      cprev = sc[i * G + ls] * w;
+      dprev = (sd[i * G + ls] - ai * dprev) * w;
+      sc[i * G + ls] = cprev;
+      sd[i * G + ls] = dprev;
+    }
+    double xn = dprev;
+    for (int i = R - 2; i >= 0; i--) {
+      xn = sd[i * G + ls] - sc[i * G + ls] * xn;
+      sd[i * G + ls] = xn;
+    }
+  }
+  __syncthreads();
+  x0 = sd[r0 * G + ls];
+  xl = sd[r1 * G + ls];
+}
+
+// Row i of a chunk from its first and last unknowns: d''_i - a''_i x_0 - c''_i x_{M-1}.
+template <int M>
+__device__ __forceinline__ double part_row(int i, const double (&a)[M], const double (&c)[M],
+                                           const double (&d)[M], double x0, double xl) {
+  return i == 0 ? x0 : (i == M - 1 ? xl : d[i] - a[i] * x0 - c[i] * xl);
+}
+
+// Steps 1 (the rows' fix-up) to 4 for chunk q (rows j0 = q M ..) of a system of ns rows whose
+// M rows are in a, b, c, d; sh: 6 K G doubles for the reduced system.
+template <int M, bool PCR>
+__device__ __forceinline__ void part_solve(int ns, int nmem, bool live, int q, int K, int G,
+                                           int ls, size_t s0, size_t st, double (&a)[M],
+                                           double (&b)[M], double (&c)[M], double (&d)[M],
+                                           double *sh, double *__restrict__ X) {
+  const int j0 = q * M;
+  part_rows<M>(ns, live, j0, a, b, c, d);
+  double a0, c0, d0, x0, xl, x0e, xle;
+  part_eliminate<M>(a, b, c, d, a0, c0, d0);
+  if (PCR)
+    part_pcr<M, false>(q, K, G, ls, a, c, d, a0, c0, d0, sh, x0, xl, x0e, xle);
+  else
+    part_thomas<M>(q, K, G, ls, a, c, d, a0, c0, d0, sh, x0, xl);
   if (!live)
     return;
 #pragma unroll
   for (int i = 0; i < M; i++) {
     const int j = j0 + i;
-    const double xi = i == 0 ? x0 : (i == M - 1 ? xl : d[i] - a[i] * x0 - c[i] * xl);
+    const double xi = part_row<M>(i, a, c, d, x0, xl);
     if (j < nmem)
       X[s0 + (size_t)j * st] = xi;
   }
@@ -394,6 +469,143 @@ __global__ void __launch_bounds__(PART_MAX_THREADS, 1)
   }
 }
 
+// PART in two halves of rows (pipeline = 3): persistent blocks of (G, Kh) threads, Kh =
+// ceil(K / 2) chunks, that copy the rows of the next half-group into shared memory (cp.async)
+// while solving the current one, as part_pipe_kernel does with whole groups. Half 0 (rows 0 ..
+// n1 - 1, n1 = Kh M) is solved with its last row's coupling to z = x_{n1} kept open, x_j =
+// U_j + z E_j, and U, E stay in shared memory (2 n1 G doubles). Half 1 (rows n1 .. n - 1)
+// substitutes x_{n1-1} = U + z E into its first row (b += a E, d -= a U, a = 0: the Schur
+// complement of half 0), is solved as a system of its own and stored; its first unknown is z,
+// which finishes half 0 (stored last). A half holds n1 rows, so at 512 rows a block of 256
+// threads holds G = 16 systems and each row access is 128 B wide (whole systems: G = 8, 64 B).
+// Copies move 16 B (two systems of a row) when the row stride, G and the arrays allow, else 8 B.
+template <int M, int VAR>
+__global__ void __launch_bounds__(PART_MAX_THREADS, 1)
+    part_split_kernel(int n, int count, int blk, const int *__restrict__ sizes,
+                      const double *__restrict__ A, const double *__restrict__ B,
+                      const double *__restrict__ C, double *__restrict__ X) {
+  extern __shared__ double sh[];
+  const int G = blockDim.x, Kh = blockDim.y;
+  const int ls = threadIdx.x, q = threadIdx.y, tid = q * G + ls;
+  const int n1 = Kh * M; // rows of half 0 (n1 < n: K >= 2)
+  const int groups = (count + G - 1) / G;
+  const int cs = part_pipe_stride(M, G), ts = Kh * cs;
+  double *tile = sh, *ush = sh + 4 * (size_t)ts, *esh = ush + (size_t)n1 * G;
+  double *red = esh + (size_t)n1 * G, *zsh = red + 7 * (size_t)Kh * G;
+  const size_t st = blk ? (size_t)blk : (size_t)count;
+  const double *src[4] = {A, B, C, X};
+  const bool wide = VAR != VAR_NCP && G % 2 == 0 && (blk ? blk % 2 == 0 : count % 2 == 0) &&
+                    (((uintptr_t)A | (uintptr_t)B | (uintptr_t)C | (uintptr_t)X) & 15) == 0;
+  // copies the rows of half h of group g (those a solve reads) into the tile
+  auto stage = [&](int g, int h) {
+    const int j1 = h * n1, rows = h ? n - n1 : n1;
+    if (wide) { // thread tid copies systems 2p, 2p + 1 of rows r0, r0 + 2 Kh, ..
+      const int P = G / 2, p = tid % P, r0 = tid / P;
+      const int s = g * G + 2 * p;
+      if (s >= count)
+        return;
+      const size_t s0 = blk ? (size_t)g * blk * n + (size_t)(2 * p) : (size_t)s;
+#pragma unroll
+      for (int m = 0; m < M / 2; m++) {
+        const int jj = r0 + m * 2 * Kh;
+        if (jj < rows) {
+          const int o = (jj / M) * cs + (jj % M) * G + 2 * p;
+#pragma unroll
+          for (int k = 0; k < 4; k++)
+            __pipeline_memcpy_async(tile + k * ts + o, src[k] + s0 + (size_t)(j1 + jj) * st, 16);
+        }
+      }
+    } else { // thread (ls, q) copies rows q, q + Kh, .. of system ls
+      const int s = g * G + ls;
+      if (s >= count)
+        return;
+      const int nmem = VAR == VAR_NCP ? __ldg(sizes + s) : n;
+      const size_t s0 = blk ? (size_t)g * blk * n + (size_t)ls : (size_t)s;
+#pragma unroll
+      for (int m = 0; m < M; m++) {
+        const int jj = q + m * Kh;
+        if (jj < rows && j1 + jj < nmem) {
+          const int o = (jj / M) * cs + (jj % M) * G + ls;
+#pragma unroll
+          for (int k = 0; k < 4; k++)
+            __pipeline_memcpy_async(tile + k * ts + o, src[k] + s0 + (size_t)(j1 + jj) * st, 8);
+        }
+      }
+    }
+  };
+  int g = blockIdx.x, h = 0;
+  if (g < groups)
+    stage(g, 0);
+  __pipeline_commit();
+  while (g < groups) {
+    const int s = g * G + ls;
+    const bool live = s < count;
+    const int ns = (VAR != VAR_NONE && live) ? sizes[s] : n;
+    const int nmem = VAR == VAR_NCP ? ns : n;
+    const size_t s0 = blk ? (size_t)g * blk * n + (size_t)ls : (size_t)s;
+    const int j0 = h * n1 + q * M;
+    __pipeline_wait_prior(0);
+    __syncthreads(); // the half's tile is complete
+    double a[M], b[M], c[M], d[M];
+#pragma unroll
+    for (int i = 0; i < M; i++) {
+      const bool in = live && j0 + i < nmem;
+      const int o = q * cs + i * G + ls;
+      a[i] = in ? tile[o] : 0.0;
+      b[i] = in ? tile[ts + o] : 1.0;
+      c[i] = in ? tile[2 * ts + o] : 0.0;
+      d[i] = in ? tile[3 * ts + o] : 0.0;
+    }
+    __syncthreads(); // every thread has its rows: the tile takes the next half
+    if (h == 0)
+      stage(g, 1);
+    else if (g + (int)gridDim.x < groups)
+      stage(g + gridDim.x, 0);
+    __pipeline_commit();
+    part_rows<M>(ns, live, j0, a, b, c, d);
+    if (h == 1 && q == 0 && live && n1 < ns) { // x_{n1-1} = U + z E into row n1
+      const double u = ush[(n1 - 1) * G + ls], e = esh[(n1 - 1) * G + ls];
+      b[0] = b[0] + a[0] * e;
+      d[0] = d[0] - a[0] * u;
+      a[0] = 0.0;
+    }
+    double a0, c0, d0, x0, xl, x0e, xle;
+    part_eliminate<M>(a, b, c, d, a0, c0, d0);
+    if (h == 0) {
+      part_pcr<M, true>(q, Kh, G, ls, a, c, d, a0, c0, d0, red, x0, xl, x0e, xle);
+      if (live)
+#pragma unroll
+        for (int i = 0; i < M; i++) {
+          const int o = (q * M + i) * G + ls;
+          ush[o] = part_row<M>(i, a, c, d, x0, xl);
+          esh[o] = i == 0 ? x0e : (i == M - 1 ? xle : -(a[i] * x0e) - c[i] * xle);
+        }
+      h = 1;
+    } else {
+      part_pcr<M, false>(q, Kh, G, ls, a, c, d, a0, c0, d0, red, x0, xl, x0e, xle);
+      if (live)
+#pragma unroll
+        for (int i = 0; i < M; i++)
+          if (j0 + i < nmem)
+            X[s0 + (size_t)(j0 + i) * st] = part_row<M>(i, a, c, d, x0, xl);
+      if (q == 0)
+        zsh[ls] = x0; // z = x_{n1}
+      __syncthreads();
+      if (live) {
+        const double z = zsh[ls];
+#pragma unroll
+        for (int i = 0; i < M; i++) {
+          const int jj = q * M + i, o = jj * G + ls;
+          if (jj < nmem)
+            X[s0 + (size_t)jj * st] = ush[o] + z * esh[o];
+        }
+      }
+      h = 0;
+      g += gridDim.x;
+    }
+  }
+}
+
 // ---- data helpers -------------------------------------------------------------------------------
 __global__ void fill_random_kernel(int n, int count, const int *sizes, uint64_t seed, int layout,
                                    double *a, double *b, double *c, double *x) {
@@ -436,28 +648,49 @@ int device_sms() {
 }
 
 // PART's configuration for (n, count), from the sweeps on the H200 (docs/gpu-tridiag.md):
-// PCR for the reduced system always. Interleaved layout: chunks of 8 rows up to 128 rows, else
-// 16 (fewer reduced rows), then as many systems per block as fit (G K <= 256 threads, G <= 16):
-// a warp reads G consecutive systems of a row, and G >= 16 (128 B) is what keeps DRAM near its
-// copy rate; one group per block. Block-interleaved layout (blocked = 1; a block reads one
-// contiguous tile, whatever G is): chunks of 8 rows up to 256 rows, else 16, and G K <= 256
-// threads (<= 128 above 256 rows); above 256 rows persistent blocks that stage the next tile
-// in shared memory (pipe = 2: 1.13-1.26x faster at 512 rows, 2560 to 256 000 systems). m_in > 0
-// imposes M. G halves while that leaves fewer blocks than SMs.
-void part_choose(int n, int count, int m_in, int blocked, int *M, int *G, int *pipe,
-                 int *reduced) {
+// PCR for the reduced system. Interleaved layout: chunks of 8 rows up to 128 rows, else 16
+// (fewer reduced rows), then as many systems per block as fit (G Kb <= 256 threads, G <= 16,
+// Kb the chunks a block holds): a warp reads G consecutive systems of a row, and G >= 16
+// (128 B) is what keeps DRAM near its copy rate. From 129 to 512 rows, with fixed sizes or CP
+// and an even count (16-B aligned rows; odd counts: one group per block): from 257 rows and
+// PART_SPLIT_GROUPS groups of 16 per SM, each system in two halves (pipe = 3, Kb = ceil(K / 2):
+// G = 16 where whole systems allow 8); otherwise, from PART_STAGE_GROUPS groups per SM,
+// persistent blocks that stage the next group in shared memory (pipe = 2), with G < 16 only
+// below the two halves' threshold (above it G = 8 staged lost to one group per block). Block-
+// interleaved layout (blocked =
+// 1; a block reads one contiguous tile, whatever G is): chunks of 8 rows up to 256 rows, else
+// 16, and G K <= 256 threads (<= 128 above 256 rows); above 256 rows staged (pipe = 2: 1.13-1.26x
+// faster at 512 rows, 2560 to 256 000 systems). G halves while that leaves fewer blocks than SMs.
+// m_in > 0, pipe_in != 0 and red_in != 0 impose M, the pipeline and the reduced solver (G then
+// fits the imposed pipeline); ncp: variable sizes without compute padding (never staged).
+void part_choose(int n, int count, int m_in, int pipe_in, int red_in, int blocked, int ncp,
+                 int *M, int *G, int *pipe, int *reduced) {
   const long long sms = device_sms();
   *M = m_in > 0 ? m_in : (n <= (blocked ? 256 : 128) ? 8 : 16);
   const int K = ceil_div(n, *M);
+  *reduced = red_in ? red_in : SE_TRIDIAG_REDUCED_PCR;
+  const bool pcr = *reduced == SE_TRIDIAG_REDUCED_PCR;
+  if (pipe_in)
+    *pipe = pipe_in;
+  else if (blocked)
+    *pipe = n > 256 ? 2 : 1;
+  else if (n > 256 && n <= 512 && K >= 2 && pcr && !ncp && count % 2 == 0 &&
+           count >= PART_SPLIT_GROUPS * 16 * sms)
+    *pipe = 3;
+  else
+    *pipe = 1;
+  const int Kb = *pipe == 3 ? ceil_div(K, 2) : K;
   const int max_threads = blocked && n > 256 ? PART_MAX_THREADS / 2 : PART_MAX_THREADS;
   int g = 1;
-  while (2 * g * K <= max_threads && g < 16)
+  while (2 * g * Kb <= max_threads && g < 16)
     g *= 2;
   while (g > 1 && (long long)ceil_div(count, g) < sms)
     g /= 2;
   *G = g;
-  *pipe = blocked && n > 256 ? 2 : 1;
-  *reduced = SE_TRIDIAG_REDUCED_PCR;
+  if (!pipe_in && !blocked && *pipe == 1 && n > 128 && n <= 512 && !ncp && count % 2 == 0 &&
+      count >= PART_STAGE_GROUPS * g * sms &&
+      (g >= 16 || count < PART_SPLIT_GROUPS * 16 * sms))
+    *pipe = 2;
 }
 
 // The PART kernel of a configuration (all take the same arguments).
@@ -465,14 +698,16 @@ typedef void (*part_fn)(int, int, int, const int *, const double *, const double
                         const double *, double *);
 
 template <int M, int VAR>
-part_fn part_pick(bool pipe, bool pcr) {
-  if (pipe)
+part_fn part_pick(int pipe, bool pcr) {
+  if (pipe == 3)
+    return part_split_kernel<M, VAR>; // PCR only
+  if (pipe == 2)
     return pcr ? part_pipe_kernel<M, VAR, true> : part_pipe_kernel<M, VAR, false>;
   return pcr ? part_kernel<M, VAR, true> : part_kernel<M, VAR, false>;
 }
 
 template <int M>
-part_fn part_pick(int var, bool pipe, bool pcr) {
+part_fn part_pick(int var, int pipe, bool pcr) {
   if (var == VAR_NONE)
     return part_pick<M, VAR_NONE>(pipe, pcr);
   if (var == VAR_CP)
@@ -480,7 +715,7 @@ part_fn part_pick(int var, bool pipe, bool pcr) {
   return part_pick<M, VAR_NCP>(pipe, pcr);
 }
 
-part_fn part_function(int M, int var, bool pipe, bool pcr) {
+part_fn part_function(int M, int var, int pipe, bool pcr) {
   return M == 4 ? part_pick<4>(var, pipe, pcr)
                 : (M == 8 ? part_pick<8>(var, pipe, pcr) : part_pick<16>(var, pipe, pcr));
 }
@@ -497,7 +732,8 @@ struct se_tridiag {
   const int *sizes;
   int compute_padding;
   cudaStream_t stream;
-  int M, K, G, pipe, reduced; // PART (pipe: 1 = a group per block, 2 = persistent, staged)
+  int M, K, G, pipe, reduced; // PART (pipe: 1 = a group per block, 2 = persistent, staged,
+                              // 3 = persistent, staged, each system in two halves)
   part_fn kernel;              // PART: the kernel, its grid, block and shared memory
   dim3 grid, block;
   size_t smem;
@@ -527,7 +763,7 @@ extern "C" int se_tridiag_layout(const se_tridiag *t) { return t->layout; }
 
 extern "C" int se_tridiag_block_size(int n, int count) {
   int M = 0, G = 0, pipe = 0, red = 0;
-  part_choose(n, count, 0, 1, &M, &G, &pipe, &red);
+  part_choose(n, count, 0, 0, 0, 1, 0, &M, &G, &pipe, &red);
   return G;
 }
 
@@ -546,7 +782,9 @@ static int configure(se_tridiag *t, const se_tridiag_options *opt, se_error *err
   const int B = opt->block_size;
   if (t->method == SE_TRIDIAG_AUTO || t->method == SE_TRIDIAG_PART) {
     int M = 0, G = 0, pipe = 0, red = 0;
-    part_choose(t->n, t->count, opt->rows_per_thread, B > 0, &M, &G, &pipe, &red);
+    const int ncp = t->sizes && !t->compute_padding;
+    part_choose(t->n, t->count, opt->rows_per_thread, opt->pipeline, opt->reduced, B > 0, ncp, &M,
+                &G, &pipe, &red);
     if (B && !opt->rows_per_thread && M < 16 && (long long)B * ceil_div(t->n, M) > PART_MAX_THREADS)
       M = 16; // longer chunks, so that the imposed block of B systems fits
     if (B && opt->systems_per_block && opt->systems_per_block != B)
@@ -557,41 +795,61 @@ static int configure(se_tridiag *t, const se_tridiag_options *opt, se_error *err
       G = B; // a CUDA block solves one block of the layout
     else if (opt->systems_per_block)
       G = opt->systems_per_block;
-    if (opt->reduced)
-      red = opt->reduced;
-    if (opt->pipeline < 0 || opt->pipeline > 2)
-      SE_FAIL(err, SE_ERR_ARG, "part: pipeline %d (0 = chosen, 1 = off, 2 = staged)",
+    if (opt->pipeline < 0 || opt->pipeline > 3)
+      SE_FAIL(err, SE_ERR_ARG,
+              "part: pipeline %d (0 = chosen, 1 = off, 2 = staged, 3 = staged in two halves)",
               opt->pipeline);
-    if (opt->pipeline)
-      pipe = opt->pipeline;
     if (M != 4 && M != 8 && M != 16)
       SE_FAIL(err, SE_ERR_ARG, "part: %d rows per thread (use 4, 8 or 16)", M);
     if (red != SE_TRIDIAG_REDUCED_PCR && red != SE_TRIDIAG_REDUCED_THOMAS)
       SE_FAIL(err, SE_ERR_ARG, "part: unknown reduced-system solver %d", red);
     const int K = ceil_div(t->n, M);
-    if (G < 1 || (long long)G * K > PART_MAX_THREADS) {
+    if (pipe == 3 && (red != SE_TRIDIAG_REDUCED_PCR || K < 2)) // imposed: never chosen so
+      SE_FAIL(err, SE_ERR_UNSUPPORTED,
+              "part: two halves (pipeline 3) need PCR and at least 2 chunks (%d rows, M = %d)",
+              t->n, M);
+    const int Kb = pipe == 3 ? ceil_div(K, 2) : K; // chunks per CUDA block
+    if (G < 1 || (long long)G * Kb > PART_MAX_THREADS) {
       if (t->method != SE_TRIDIAG_AUTO)
         SE_FAIL(err, SE_ERR_UNSUPPORTED,
                 "part: %d systems x %d chunks of %d rows per block exceed %d threads (n = %d)", G,
-                K, M, PART_MAX_THREADS, t->n);
+                Kb, M, PART_MAX_THREADS, t->n);
       t->method = SE_TRIDIAG_THOMAS_REG; // the system does not fit one block's registers
     } else {
-      const size_t red_bytes = 6u * (size_t)K * (size_t)G * sizeof(double); // reduced system
-      const size_t tile_bytes = 4u * (size_t)K * (size_t)part_pipe_stride(M, G) * sizeof(double);
-      if (pipe == 2) {
+      // shared memory: the reduced system; staged: + the tile; two halves: the tile of a half,
+      // U and E of half 0, the reduced system with its second right-hand side, z
+      const size_t tile_bytes = 4u * (size_t)Kb * (size_t)part_pipe_stride(M, G) * sizeof(double);
+      size_t smem = 6u * (size_t)K * (size_t)G * sizeof(double);
+      if (pipe == 2)
+        smem += tile_bytes;
+      if (pipe == 3)
+        smem = tile_bytes + (2u * (size_t)Kb * M * G + 7u * (size_t)Kb * G + G) * sizeof(double);
+      if (pipe >= 2) {
         int dev = 0, smem_max = 0;
         SE_CUDA_CHECK(err, cudaGetDevice(&dev));
         SE_CUDA_CHECK(err, cudaDeviceGetAttribute(&smem_max,
                                                   cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-        if (red_bytes + tile_bytes > (size_t)smem_max) {
-          if (opt->pipeline == 2)
+        if (smem > (size_t)smem_max) {
+          if (opt->pipeline >= 2)
             SE_FAIL(err, SE_ERR_UNSUPPORTED,
                     "part: the staged tile of %d systems x %d rows needs %zu B of shared "
                     "memory, the device gives a block %d B",
-                    G, t->n, red_bytes + tile_bytes, smem_max);
-          pipe = 1; // chosen, not imposed: one group per block where the tile does not fit
+                    G, t->n, smem, smem_max);
+          // chosen, not imposed: one group per block where the tile does not fit, with G for
+          // whole systems (at most what two halves had)
+          int m1 = 0, p1 = 0, r1 = 0, g1 = 0;
+          part_choose(t->n, t->count, M, 1, red, B > 0, ncp, &m1, &g1, &p1, &r1);
+          if (!B && !opt->systems_per_block && g1 < G)
+            G = g1;
+          pipe = 1;
+          smem = 6u * (size_t)K * (size_t)G * sizeof(double);
         }
       }
+      const int kb = pipe == 3 ? Kb : K; // chunks per CUDA block after a fallback
+      if ((long long)G * kb > PART_MAX_THREADS)
+        SE_FAIL(err, SE_ERR_UNSUPPORTED,
+                "part: %d systems x %d chunks of %d rows per block exceed %d threads (n = %d)", G,
+                kb, M, PART_MAX_THREADS, t->n);
       t->method = SE_TRIDIAG_PART;
       t->M = M;
       t->K = K;
@@ -599,21 +857,21 @@ static int configure(se_tridiag *t, const se_tridiag_options *opt, se_error *err
       t->pipe = pipe;
       t->reduced = red;
       const int var = !t->sizes ? VAR_NONE : (t->compute_padding ? VAR_CP : VAR_NCP);
-      t->kernel = part_function(M, var, pipe == 2, red == SE_TRIDIAG_REDUCED_PCR);
-      t->block = dim3((unsigned)G, (unsigned)K);
+      t->kernel = part_function(M, var, pipe, red == SE_TRIDIAG_REDUCED_PCR);
+      t->block = dim3((unsigned)G, (unsigned)kb);
       const int groups = ceil_div(t->count, G);
-      t->smem = red_bytes + (pipe == 2 ? tile_bytes : 0);
+      t->smem = smem;
       t->grid = dim3((unsigned)groups);
-      if (pipe == 2) { // persistent grid: as many blocks as are resident at once
+      if (pipe >= 2) { // persistent grid: as many blocks as are resident at once
         int per_sm = 0;
         SE_CUDA_CHECK(err, cudaFuncSetAttribute((const void *)t->kernel,
                                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                 (int)t->smem));
         SE_CUDA_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                               &per_sm, (const void *)t->kernel, G * K, t->smem));
+                               &per_sm, (const void *)t->kernel, G * kb, t->smem));
         if (per_sm < 1)
           SE_FAIL(err, SE_ERR_UNSUPPORTED, "part: the staged kernel fits no SM (%d x %d threads)",
-                  G, K);
+                  G, kb);
         const long long resident = (long long)per_sm * device_sms();
         if (resident < groups)
           t->grid = dim3((unsigned)resident);
@@ -683,7 +941,7 @@ extern "C" void se_tridiag_describe(const se_tridiag *t, char *buf, size_t size)
   if (t->method == SE_TRIDIAG_PART)
     snprintf(buf, size, "part M=%d K=%d G=%d %s%s%s", t->M, t->K, t->G,
              t->reduced == SE_TRIDIAG_REDUCED_PCR ? "pcr" : "thomas",
-             t->pipe == 2 ? " pipe" : "", lay);
+             t->pipe == 2 ? " pipe" : (t->pipe == 3 ? " split" : ""), lay);
   else
     snprintf(buf, size, "%s%s", method_names[t->method], lay);
 }

@@ -17,10 +17,13 @@
  *                             finished in registers. Each row crosses device memory once
  *                             (a, b, c, d read, x written: the 40 B/row floor).
  *                             With pipeline = 2 the blocks are persistent and stage the next
- *                             group's rows in shared memory while solving the current one.
+ *                             group's rows in shared memory while solving the current one; with
+ *                             pipeline = 3 they also solve each system in two halves of rows
+ *                             (half 0 with its coupling to half 1 kept open in shared memory),
+ *                             so that a block holds twice as many systems.
  *   SE_TRIDIAG_AUTO           PART with M, threads per system, systems per block and pipeline
- *                             chosen from (n, count, layout); THOMAS_REG where PART cannot hold
- *                             the system.
+ *                             chosen from (n, count, layout, CP or NCP); THOMAS_REG where PART
+ *                             cannot hold the system.
  *   SE_TRIDIAG_CUSPARSE_*     cusparseDgtsvInterleavedBatch algorithms 0 (cuThomas), 1 (LU with
  *                             partial pivoting), 2 (QR), and cusparseDgtsv2StridedBatch (flat layout).
  *
@@ -87,7 +90,9 @@ typedef struct se_tridiag_options {
   int reduced;           /* PART: se_tridiag_reduced */
   int pipeline;          /* PART: 1 = one group of G systems per block, 2 = persistent blocks
                             that copy the next group's rows into shared memory (cp.async) while
-                            solving the current one; 0 = chosen */
+                            solving the current one, 3 = as 2 with each system solved in two
+                            halves of rows (G ceil(K / 2) threads per block; PCR only, K >= 2);
+                            0 = chosen */
   int compute_padding;   /* variable sizes: 1 = CP, 0 = NCP */
 } se_tridiag_options;
 
@@ -140,8 +145,8 @@ int se_tridiag_layout(const se_tridiag *t);
  * H200 sweep of docs/gpu-tridiag.md). */
 int se_tridiag_block_size(int n, int count);
 
-/* The configuration actually used, e.g. "part M=8 K=64 G=4 pcr", "part M=16 K=32 G=8 pcr pipe"
- * or "cusparse-lu". */
+/* The configuration actually used, e.g. "part M=8 K=64 G=4 pcr", "part M=16 K=32 G=8 pcr pipe",
+ * "part M=16 K=32 G=16 pcr split" or "cusparse-lu". */
 void se_tridiag_describe(const se_tridiag *t, char *buf, size_t size);
 
 /* Device bytes held by the solver besides the caller's arrays (workspace, cuSPARSE buffer). */

@@ -48,7 +48,8 @@ static const char *usage =
     "  --neurons LIST   neurons of the Hines populations (default 2560,25600,256000; 0 = skip)\n"
     "  --unsorted-max N also time unsorted branch plans up to N neurons (default 25600)\n"
     "  --sweep          also time every configuration of the partitioned solver (one group of\n"
-    "                   systems per block, or persistent blocks staging the next group)\n"
+    "                   systems per block, persistent blocks staging the next group, or those\n"
+    "                   solving each system in two halves of rows)\n"
     "  --no-vbatch      skip the variable-size batches\n"
     "  --min-time S     time each variant for at least S seconds of solves (default 0.2)\n"
     "  --csv FILE       also write the rows as CSV\n";
@@ -283,17 +284,30 @@ static int bench_tri_shape(int n, int count, const bench_opts *o, cudaStream_t s
         }
       }
     }
-    for (int pipe = 1; pipe <= 2; pipe++) /* block-interleaved: M 8 and 16, B 2 .. 32, PCR */
+    /* each system in two halves (persistent, staged): M 8 and 16, 64 .. 256 threads */
+    for (int im = 1; im < 3; im++)
+      for (int g = 4; g <= 32; g *= 2) {
+        const int K = (n + Ms[im] - 1) / Ms[im], Kh = (K + 1) / 2;
+        if (K < 2 || g * Kh > 256 || g * Kh < 64)
+          continue;
+        se_tridiag_options opt = {.method = SE_TRIDIAG_PART, .rows_per_thread = Ms[im],
+                                  .systems_per_block = g, .pipeline = 3};
+        tri_result r = run_tri(&c, &opt, "sweep-split", NULL, NULL, seed, o->min_time);
+        print_tri(&c, &r, rows_total, best_sp, "sweep");
+      }
+    static const char *blocked_names[3] = {"sweep-blocked", "sweep-pipe-blocked",
+                                           "sweep-split-blocked"};
+    for (int pipe = 1; pipe <= 3; pipe++) /* block-interleaved: M 8 and 16, B 2 .. 32, PCR */
       for (int im = 1; im < 3; im++)
         for (int B = 2; B <= 32; B *= 2) {
-          const int K = (n + Ms[im] - 1) / Ms[im];
-          if (B * K > 256)
+          const int K = (n + Ms[im] - 1) / Ms[im], Kb = pipe == 3 ? (K + 1) / 2 : K;
+          if (B * Kb > 256 || (pipe == 3 && K < 2))
             continue;
           se_tridiag_options opt = {.method = SE_TRIDIAG_PART, .rows_per_thread = Ms[im],
                                     .block_size = B, .reduced = SE_TRIDIAG_REDUCED_PCR,
                                     .pipeline = pipe};
-          tri_result r = run_tri(&c, &opt, pipe == 1 ? "sweep-blocked" : "sweep-pipe-blocked",
-                                 NULL, NULL, seed, o->min_time);
+          tri_result r = run_tri(&c, &opt, blocked_names[pipe - 1], NULL, NULL, seed,
+                                 o->min_time);
           print_tri(&c, &r, rows_total, best_sp, "sweep");
         }
   }

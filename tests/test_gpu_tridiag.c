@@ -230,15 +230,16 @@ static void test_fixed(se_test_state *st) {
         else
           worst_ours = e > worst_ours ? e : worst_ours;
       }
-      /* every chunk size and reduced solver of PART, systems per block 1, 3 and the default,
-       * one group per block or persistent blocks staging the next group (pipeline 2) */
-      static const int Ms[] = {4, 8, 16}, Gs[] = {0, 1, 3};
+      /* every chunk size and reduced solver of PART, systems per block 1, 3, 16 and the default,
+       * one group per block, persistent blocks staging the next group (pipeline 2), and those
+       * solving each system in two halves (pipeline 3, PCR only) */
+      static const int Ms[] = {4, 8, 16}, Gs[] = {0, 1, 3, 16};
       for (int im = 0; im < 3; im++)
         for (int red = SE_TRIDIAG_REDUCED_PCR; red <= SE_TRIDIAG_REDUCED_THOMAS; red++)
-          for (int pipe = 1; pipe <= 2; pipe++)
-            for (int ig = 0; ig < 3; ig++) {
-              const int K = (n + Ms[im] - 1) / Ms[im];
-              if (Gs[ig] * K > 256)
+          for (int pipe = 1; pipe <= 3; pipe++)
+            for (int ig = 0; ig < 4; ig++) {
+              const int K = (n + Ms[im] - 1) / Ms[im], Kb = pipe == 3 ? (K + 1) / 2 : K;
+              if (Gs[ig] * Kb > 256 || (pipe == 3 && red != SE_TRIDIAG_REDUCED_PCR))
                 continue;
               se_tridiag_options opt = {.method = SE_TRIDIAG_PART,
                                         .rows_per_thread = Ms[im],
@@ -249,14 +250,17 @@ static void test_fixed(se_test_state *st) {
               solves++;
               worst_ours = e > worst_ours ? e : worst_ours;
             }
-      /* auto: staged persistent blocks on its block-interleaved layout above 256 rows only */
+      /* auto: staged persistent blocks on its block-interleaved layout above 256 rows; on the
+       * interleaved layout only from 4 groups per SM (test_auto_choice), none at these counts */
       for (int blocked = 0; blocked <= 1; blocked++) {
         se_tridiag_options opt = {.method = SE_TRIDIAG_AUTO,
                                   .block_size = blocked ? se_tridiag_block_size(n, count) : 0};
         double e = check_solver(st, &bt, &opt, desc, sizeof desc);
         solves++;
         worst_ours = e > worst_ours ? e : worst_ours;
-        SE_EXPECT(st, (strstr(desc, " pipe") != NULL) == (blocked && n > 256),
+        SE_EXPECT(st,
+                  (strstr(desc, " pipe") != NULL) == (blocked && n > 256) &&
+                      !strstr(desc, " split"),
                   "auto n=%d count=%d block size %d chose '%s'", n, count, opt.block_size, desc);
       }
       /* the block-interleaved layout: ours, blocks of 1, 3, 8 and 16 systems */
@@ -271,9 +275,9 @@ static void test_fixed(se_test_state *st) {
           worst_ours = e > worst_ours ? e : worst_ours;
         }
         for (int im = 0; im < 3; im++)
-          for (int pipe = 1; pipe <= 2; pipe++) {
-            const int K = (n + Ms[im] - 1) / Ms[im];
-            if (Bs[ib] * K > 256)
+          for (int pipe = 1; pipe <= 3; pipe++) {
+            const int K = (n + Ms[im] - 1) / Ms[im], Kb = pipe == 3 ? (K + 1) / 2 : K;
+            if (Bs[ib] * Kb > 256)
               continue;
             se_tridiag_options opt = {.method = SE_TRIDIAG_PART, .rows_per_thread = Ms[im],
                                       .block_size = Bs[ib], .pipeline = pipe};
@@ -323,7 +327,9 @@ static void test_variable(se_test_state *st) {
         static const int Ms[] = {4, 8, 16};
         for (int im = 0; im < 3; im++)
           for (int red = SE_TRIDIAG_REDUCED_PCR; red <= SE_TRIDIAG_REDUCED_THOMAS; red++)
-            for (int pipe = 1; pipe <= 2; pipe++) {
+            for (int pipe = 1; pipe <= 3; pipe++) {
+              if (pipe == 3 && red != SE_TRIDIAG_REDUCED_PCR)
+                continue;
               se_tridiag_options opt = {.method = SE_TRIDIAG_PART,
                                         .rows_per_thread = Ms[im],
                                         .systems_per_block = 1,
@@ -334,14 +340,18 @@ static void test_variable(se_test_state *st) {
               worst = e > worst ? e : worst;
               solves++;
             }
-        for (int B = 0; B <= 8; B += 8) { /* staged, 8 systems per block, both layouts */
-          se_tridiag_options opt = {.method = SE_TRIDIAG_PART, .rows_per_thread = 16,
-                                    .compute_padding = cp, .block_size = B,
-                                    .systems_per_block = B ? 0 : 8, .pipeline = 2};
-          double e = check_solver(st, &bt, &opt, desc, sizeof desc);
-          worst = e > worst ? e : worst;
-          solves++;
-        }
+        /* staged (8 systems per block) and in two halves (16 interleaved, 8 block-interleaved),
+         * both layouts */
+        for (int B = 0; B <= 8; B += 8)
+          for (int pipe = 2; pipe <= 3; pipe++) {
+            const int g = B ? B : 8 * (pipe - 1);
+            se_tridiag_options opt = {.method = SE_TRIDIAG_PART, .rows_per_thread = 16,
+                                      .compute_padding = cp, .block_size = B,
+                                      .systems_per_block = B ? 0 : g, .pipeline = pipe};
+            double e = check_solver(st, &bt, &opt, desc, sizeof desc);
+            worst = e > worst ? e : worst;
+            solves++;
+          }
         for (int k = 0; k < 3; k++) { /* block-interleaved, blocks of 4 systems */
           se_tridiag_options opt = {.method = ms[k], .compute_padding = cp, .block_size = 4};
           double e = check_solver(st, &bt, &opt, desc, sizeof desc);
@@ -362,6 +372,51 @@ static void test_variable(se_test_state *st) {
          solves, worst);
 }
 
+/* AUTO's choice on large batches (created, not solved), interleaved layout, even counts, fixed
+ * sizes or CP: two halves of G = 16 from 257 to 512 rows from 32 groups of 16 per SM, else staged
+ * from 4 groups per SM (129 to 512 rows; G = 8 only below the two halves' threshold); odd counts
+ * and NCP neither. Staged on the block-interleaved layout above 256. The shapes hold for 81 to
+ * 200 SMs (the H200 has 132); two halves are expected only where a block gets the 215 KB of
+ * shared memory they take at 512 rows. */
+static void test_auto_choice(se_test_state *st) {
+  static const struct {
+    int n, count, blocked, ncp;
+    const char *want; /* " split", " pipe" or "" (one group per block) */
+  } cases[] = {{512, 256000, 0, 0, " split"}, {512, 102400, 0, 0, " split"},
+               {512, 255999, 0, 0, ""},       {512, 25600, 0, 0, " pipe"},
+               {512, 2560, 0, 0, ""},         {512, 256000, 0, 1, ""},
+               {333, 256000, 0, 0, " split"}, {256, 256000, 0, 0, " pipe"},
+               {256, 25600, 0, 0, " pipe"},   {256, 2560, 0, 0, ""},
+               {128, 256000, 0, 0, ""},       {1024, 256000, 0, 0, ""},
+               {512, 256000, 1, 0, " pipe"},  {256, 256000, 1, 0, ""}};
+  int *sizes = NULL, dev = 0, smem_max = 0;
+  CHECK_CUDA(cudaGetDevice(&dev));
+  CHECK_CUDA(cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  CHECK_CUDA(cudaMalloc((void **)&sizes, 256000 * sizeof(int)));
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    const int n = cases[k].n, count = cases[k].count;
+    if (!strcmp(cases[k].want, " split") && smem_max < 215168)
+      continue;
+    se_tridiag_options opt = {.method = SE_TRIDIAG_AUTO,
+                              .block_size = cases[k].blocked ? se_tridiag_block_size(n, count) : 0};
+    se_tridiag *t = NULL;
+    se_error err = {0};
+    char desc[96] = "";
+    const int rc = se_tridiag_create(&opt, n, count, cases[k].ncp ? sizes : NULL, 0, &t, &err);
+    if (rc == SE_OK)
+      se_tridiag_describe(t, desc, sizeof desc);
+    se_tridiag_destroy(t);
+    const int split = strstr(desc, " split") != NULL, pipe = strstr(desc, " pipe") != NULL;
+    const int ok = rc == SE_OK && (*cases[k].want ? strstr(desc, cases[k].want) != NULL
+                                                   : !split && !pipe);
+    SE_EXPECT(st, ok && (!split || strstr(desc, "G=16")),
+              "auto n=%d count=%d%s%s chose '%s' (want '%s'): %s", n, count,
+              cases[k].blocked ? " block-interleaved" : "", cases[k].ncp ? " NCP" : "", desc,
+              cases[k].want, rc == SE_OK ? "" : err.message);
+  }
+  cudaFree(sizes);
+}
+
 static void test_bad_arguments(se_test_state *st) {
   se_error err = {0};
   se_tridiag *t = NULL;
@@ -373,10 +428,19 @@ static void test_bad_arguments(se_test_state *st) {
                              .systems_per_block = 4};
   SE_EXPECT(st, se_tridiag_create(&opt, 4096, 10, NULL, 0, &t, &err) == SE_ERR_UNSUPPORTED,
             "part with 4096 rows in blocks of 4 systems: '%s'", err.message);
-  opt = (se_tridiag_options){.method = SE_TRIDIAG_PART, .pipeline = 3};
+  opt = (se_tridiag_options){.method = SE_TRIDIAG_PART, .pipeline = 4};
   SE_EXPECT(st, se_tridiag_create(&opt, 512, 10, NULL, 0, &t, &err) == SE_ERR_ARG &&
                     strstr(err.message, "pipeline"),
-            "pipeline 3: '%s'", err.message);
+            "pipeline 4: '%s'", err.message);
+  opt = (se_tridiag_options){.method = SE_TRIDIAG_PART, .pipeline = 3,
+                             .reduced = SE_TRIDIAG_REDUCED_THOMAS};
+  SE_EXPECT(st, se_tridiag_create(&opt, 512, 10, NULL, 0, &t, &err) == SE_ERR_UNSUPPORTED &&
+                    strstr(err.message, "two halves"),
+            "two halves with the reduced Thomas: '%s'", err.message);
+  opt = (se_tridiag_options){.method = SE_TRIDIAG_PART, .pipeline = 3, .rows_per_thread = 16};
+  SE_EXPECT(st, se_tridiag_create(&opt, 16, 10, NULL, 0, &t, &err) == SE_ERR_UNSUPPORTED &&
+                    strstr(err.message, "two halves"),
+            "two halves of one chunk: '%s'", err.message);
   opt = (se_tridiag_options){.method = SE_TRIDIAG_CUSPARSE_THOMAS, .block_size = 8};
   SE_EXPECT(st, se_tridiag_create(&opt, 64, 10, NULL, 0, &t, &err) == SE_ERR_UNSUPPORTED,
             "cuSPARSE on a block-interleaved layout: '%s'", err.message);
@@ -855,6 +919,7 @@ int main(int argc, char **argv) {
   }
   se_test_state st = {0};
   test_bad_arguments(&st);
+  test_auto_choice(&st);
   test_fixed(&st);
   test_variable(&st);
   population pop;
