@@ -951,6 +951,19 @@ extern "C" int se_hines_batch_create(const int32_t *parent, int32_t n, int64_t n
 
 extern "C" cudaStream_t se_hines_batch_stream(const se_hines_batch *b) { return b->stream; }
 
+extern "C" void se_hines_batch_get_view(const se_hines_batch *b, se_hines_batch_view *v) {
+  v->n = b->n;
+  v->bs = b->bs;
+  v->n_systems = b->n_systems;
+  v->layout = b->layout;
+  v->parent = b->parent.data();
+  v->u = b->u;
+  v->l = b->l;
+  v->d = b->d;
+  v->rhs = b->rhs;
+  v->stream = b->stream;
+}
+
 static LayAny lay_of(const se_hines_batch *b) {
   LayAny l = {(int)b->layout, b->n, b->bs, b->n_systems};
   return l;

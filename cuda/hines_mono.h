@@ -158,6 +158,20 @@ int se_hines_batch_download(const se_hines_batch *batch, se_hines_layout host_la
 int se_hines_batch_download_system(const se_hines_batch *batch, int which, int64_t s, double *x,
                                   se_error *err);
 
+/* The device arrays and shape of a batch, for kernel families in other files (hines_coop.cu). */
+typedef struct se_hines_batch_view {
+  int32_t n, bs;            /* rows; BS (1 unless BLOCK) */
+  int64_t n_systems;
+  se_hines_layout layout;
+  const int32_t *parent;    /* host copy of the tree, n entries */
+  const double *u, *l;      /* device arrays in the batch's layout */
+  double *d, *rhs;
+  cudaStream_t stream;
+} se_hines_batch_view;
+
+/* Fills *view with the batch's arrays, tree and stream (valid while the batch lives). */
+void se_hines_batch_get_view(const se_hines_batch *batch, se_hines_batch_view *view);
+
 /* Fills u, l, d, rhs on the device with the random systems of se_hines_random_row (seed).
  * Asynchronous on the batch's stream. */
 int se_hines_batch_fill_random(se_hines_batch *batch, uint64_t seed, se_error *err);

@@ -18,6 +18,7 @@ int se_bench_gpu_hines(int argc, char **argv) {
 }
 #else
 
+#include "hines_coop.h"
 #include "hines_mono.h"
 #include "se_cuda.h"
 #include "se_error.h"
@@ -44,17 +45,21 @@ static const char *usage =
     "  --seed N         seed of the random systems (default 1)\n"
     "  --csv FILE       also write the rows as CSV\n"
     "\n"
-    "A variant is LAYOUT[-KERNEL][-tT][-sST][-cC][-rR]:\n"
+    "A variant is LAYOUT[-KERNEL][-tT][-sST][-cC][-rR] or LAYOUT-coop[-lL][-sST][-wW][-cC]:\n"
     "  LAYOUT  flat | full | block32 | block64 | block128 (Block-Interleaved with that BS)\n"
     "  KERNEL  paper (default: the paper's Flat, Full-Interleaved or Block-Interleaved kernel\n"
-    "          of the layout) | shared (Block-Shared) | stream | auto\n"
+    "          of the layout) | shared (Block-Shared) | stream | auto | coop (several lanes per\n"
+    "          system, full and block layouts)\n"
     "  -tT -sST -cC -rR  STREAM settings: threads per CTA (32, 64, 128), pipeline stages (4, 8),\n"
     "          CTAs per multiprocessor, tail rows (0 = none; default: as many as fit)\n"
+    "  -lL -sST -wW -cC  COOP settings: lanes per system (2, 4, 8, 16; default 4), pipeline\n"
+    "          stages (4, 8), warps per CTA (default: as many as fit), CTAs per multiprocessor\n"
     "Default variants: flat,full,block32,block128,block32-shared,full-stream-r0,\n"
-    "                  block32-stream-r0,full-stream,block32-stream\n";
+    "                  block32-stream-r0,full-stream,block32-stream,full-coop,block32-coop\n";
 
 static const char *default_variants = "flat,full,block32,block128,block32-shared,full-stream-r0,"
-                                      "block32-stream-r0,full-stream,block32-stream";
+                                      "block32-stream-r0,full-stream,block32-stream,full-coop,"
+                                      "block32-coop";
 
 typedef struct variant {
   char label[48];
@@ -63,6 +68,8 @@ typedef struct variant {
   se_hines_kernel kernel;
   int has_cfg;
   se_hines_stream_config cfg;
+  int coop; /* the COOP kernel (cuda/hines_coop.h) with ccfg */
+  se_hines_coop_config ccfg;
 } variant;
 
 static int parse_variant(const char *spec, variant *v) {
@@ -104,7 +111,21 @@ static int parse_variant(const char *spec, variant *v) {
       v->kernel = SE_HINES_KERNEL_STREAM;
     } else if (!strcmp(tok, "auto")) {
       v->kernel = SE_HINES_KERNEL_AUTO;
-    } else if (strchr("tscr", tok[0]) && tok[1] >= '0' && tok[1] <= '9') {
+    } else if (!strcmp(tok, "coop")) {
+      if (v->layout == SE_HINES_LAYOUT_FLAT)
+        return -1;
+      v->coop = 1;
+    } else if (v->coop && strchr("lswc", tok[0]) && tok[1] >= '0' && tok[1] <= '9') {
+      int val = atoi(tok + 1);
+      if (tok[0] == 'l')
+        v->ccfg.lanes = val;
+      else if (tok[0] == 's')
+        v->ccfg.stages = val;
+      else if (tok[0] == 'w')
+        v->ccfg.warps = val;
+      else
+        v->ccfg.ctas_per_sm = val;
+    } else if (!v->coop && strchr("tscr", tok[0]) && tok[1] >= '0' && tok[1] <= '9') {
       int val = atoi(tok + 1);
       v->has_cfg = 1;
       if (tok[0] == 't')
@@ -146,9 +167,18 @@ typedef struct result {
   int ok;            /* measured */
   char note[400];    /* why not, or the check's failure */
   se_hines_plan_info info;
+  se_hines_coop_info cinfo; /* COOP variants */
   double ms, err;
   int reps;
 } result;
+
+/* One solve of a variant (asynchronous). */
+static int solve_variant(se_hines_batch *b, const variant *v, const se_hines_coop *plan,
+                         se_error *err) {
+  if (v->coop)
+    return se_hines_coop_solve(plan, b, err);
+  return se_hines_batch_solve(b, v->kernel, v->has_cfg ? &v->cfg : NULL, err);
+}
 
 /* Warm-up, check and timing of one variant on a filled and saved batch. */
 static void run_variant(se_hines_batch *b, const variant *v, int32_t n, int64_t S,
@@ -156,19 +186,34 @@ static void run_variant(se_hines_batch *b, const variant *v, int32_t n, int64_t 
                         double min_time, cudaEvent_t e0, cudaEvent_t e1, result *r) {
   se_error err = {0};
   memset(r, 0, sizeof *r);
-  const se_hines_stream_config *cfg = v->has_cfg ? &v->cfg : NULL;
-  int rc = se_hines_batch_plan(b, v->kernel, cfg, &r->info, &err);
+  se_hines_coop *plan = NULL;
+  int rc;
+  if (v->coop) {
+    rc = se_hines_coop_create(b, &v->ccfg, &plan, &err);
+    if (rc == SE_OK) {
+      se_hines_coop_get_info(plan, &r->cinfo);
+      r->info.kernel = SE_HINES_KERNEL_AUTO; /* unused for COOP */
+      r->info.threads_per_cta = 32 * r->cinfo.cfg.warps;
+      r->info.shared_bytes = r->cinfo.shared_bytes;
+      r->info.model_bytes = 40.0;
+      r->info.copy16 = v->layout == SE_HINES_LAYOUT_BLOCK || S % 2 == 0;
+    }
+  } else {
+    rc = se_hines_batch_plan(b, v->kernel, v->has_cfg ? &v->cfg : NULL, &r->info, &err);
+  }
   if (rc != SE_OK) {
     snprintf(r->note, sizeof r->note, "n/a: %.380s", err.message);
+    se_hines_coop_destroy(plan);
     return;
   }
   rc = se_hines_batch_restore(b, &err);
   if (rc == SE_OK)
-    rc = se_hines_batch_solve(b, v->kernel, cfg, &err);
+    rc = solve_variant(b, v, plan, &err);
   if (rc == SE_OK)
     rc = se_hines_batch_sync(b, &err);
   if (rc != SE_OK) {
     snprintf(r->note, sizeof r->note, "error: %.380s", err.message);
+    se_hines_coop_destroy(plan);
     return;
   }
   /* check three systems against the CPU reference */
@@ -193,6 +238,7 @@ static void run_variant(se_hines_batch *b, const variant *v, int32_t n, int64_t 
   free(work);
   if (rc != SE_OK) {
     snprintf(r->note, sizeof r->note, "error: %.380s", err.message);
+    se_hines_coop_destroy(plan);
     return;
   }
   if (!(r->err <= 1e-12))
@@ -208,7 +254,7 @@ static void run_variant(se_hines_batch *b, const variant *v, int32_t n, int64_t 
     if (rc == SE_OK && cudaEventRecord(e0, stream) != cudaSuccess)
       rc = SE_ERR_CUDA;
     if (rc == SE_OK)
-      rc = se_hines_batch_solve(b, v->kernel, cfg, &err);
+      rc = solve_variant(b, v, plan, &err);
     if (rc == SE_OK && (cudaEventRecord(e1, stream) != cudaSuccess ||
                         cudaEventSynchronize(e1) != cudaSuccess ||
                         cudaEventElapsedTime(&t, e0, e1) != cudaSuccess)) {
@@ -219,6 +265,7 @@ static void run_variant(se_hines_batch *b, const variant *v, int32_t n, int64_t 
     if (rc != SE_OK) {
       snprintf(r->note, sizeof r->note, "error: %.380s", err.message);
       free(ms);
+      se_hines_coop_destroy(plan);
       return;
     }
     ms[reps++] = t;
@@ -228,11 +275,16 @@ static void run_variant(se_hines_batch *b, const variant *v, int32_t n, int64_t 
   r->reps = reps;
   r->ok = 1;
   free(ms);
+  se_hines_coop_destroy(plan);
 }
 
-static void settings_str(const result *r, char *buf, size_t len) {
+static void settings_str(const variant *v, const result *r, char *buf, size_t len) {
   const se_hines_plan_info *p = &r->info;
-  if (p->kernel == SE_HINES_KERNEL_STREAM)
+  const se_hines_coop_info *c = &r->cinfo;
+  if (v->coop)
+    snprintf(buf, len, "L%d S%d W%d C%d M%d T%d %.0f%%", c->cfg.lanes, c->cfg.stages,
+             c->cfg.warps, c->cfg.ctas_per_sm, c->steps, c->trunk_rows, 100.0 * c->lane_use);
+  else if (p->kernel == SE_HINES_KERNEL_STREAM)
     snprintf(buf, len, "T%d S%d C%d R%d K%d %s", p->stream.threads, p->stream.stages,
              p->stream.ctas_per_sm, p->tail_rows, p->slots, p->copy16 ? "c16" : "c8");
   else
@@ -312,7 +364,7 @@ int se_bench_gpu_hines(int argc, char **argv) {
   if (csv)
     fprintf(csv, "class,neurons,compartments,variant,kernel,threads,stages,ctas_per_sm,"
                  "tail_rows,slots,copy16,ms_per_solve,solves,gbps_at_40B,copy_gbps,fraction_of_copy,"
-                 "model_bytes,model_fraction_of_copy,max_rel_error\n");
+                 "model_bytes,model_fraction_of_copy,max_rel_error,lanes,steps,lane_use\n");
   cudaEvent_t e0 = NULL, e1 = NULL;
   if (cudaEventCreate(&e0) != cudaSuccess || cudaEventCreate(&e1) != cudaSuccess) {
     fprintf(stderr, "simengine-bench gpu-hines: cudaEventCreate failed\n");
@@ -389,24 +441,33 @@ int se_bench_gpu_hines(int argc, char **argv) {
           continue;
         }
         char settings[64];
-        settings_str(r, settings, sizeof settings);
+        settings_str(&vars[k], r, settings, sizeof settings);
+        const char *kname = vars[k].coop ? "coop" : se_hines_kernel_name(r->info.kernel);
         const double gbps = 40.0 * comps / (r->ms * 1e-3) / 1e9;
         const double model = r->info.model_bytes * comps / (r->ms * 1e-3) / 1e9;
         const int wrong = r->note[0] != 0;
         if (wrong)
           status = 1;
         printf("%-11s %7lld %10.0f %-24s %-12s %-26s | %9.4f %8.1f %5.1f%% | %6.1f %5.1f%% | %s\n",
-               cls, (long long)S, comps, vars[k].label, se_hines_kernel_name(r->info.kernel),
-               settings, r->ms, gbps, 100.0 * gbps / copy, r->info.model_bytes,
-               100.0 * model / copy, wrong ? r->note : "ok");
+               cls, (long long)S, comps, vars[k].label, kname, settings, r->ms, gbps,
+               100.0 * gbps / copy, r->info.model_bytes, 100.0 * model / copy,
+               wrong ? r->note : "ok");
         if (csv)
-          fprintf(csv, "%s,%lld,%.0f,%s,%s,%d,%d,%d,%d,%d,%d,%.6f,%d,%.3f,%.3f,%.4f,%.2f,%.4f,%.3g\n",
-                  cls, (long long)S, comps, vars[k].label, se_hines_kernel_name(r->info.kernel),
-                  r->info.threads_per_cta,
-                  r->info.kernel == SE_HINES_KERNEL_STREAM ? r->info.stream.stages : 0,
-                  r->info.kernel == SE_HINES_KERNEL_STREAM ? r->info.stream.ctas_per_sm : 0,
-                  r->info.tail_rows, r->info.slots, r->info.copy16, r->ms, r->reps, gbps, copy, gbps / copy,
-                  r->info.model_bytes, model / copy, r->err);
+          fprintf(csv,
+                  "%s,%lld,%.0f,%s,%s,%d,%d,%d,%d,%d,%d,%.6f,%d,%.3f,%.3f,%.4f,%.2f,%.4f,%.3g,"
+                  "%d,%d,%.3f\n",
+                  cls, (long long)S, comps, vars[k].label, kname, r->info.threads_per_cta,
+                  vars[k].coop ? r->cinfo.cfg.stages
+                  : r->info.kernel == SE_HINES_KERNEL_STREAM ? r->info.stream.stages
+                                                             : 0,
+                  vars[k].coop ? r->cinfo.cfg.ctas_per_sm
+                  : r->info.kernel == SE_HINES_KERNEL_STREAM ? r->info.stream.ctas_per_sm
+                                                             : 0,
+                  vars[k].coop ? r->cinfo.trunk_rows : r->info.tail_rows,
+                  vars[k].coop ? r->cinfo.roots : r->info.slots, r->info.copy16, r->ms, r->reps,
+                  gbps, copy, gbps / copy, r->info.model_bytes, model / copy, r->err,
+                  vars[k].coop ? r->cinfo.cfg.lanes : 1, vars[k].coop ? r->cinfo.steps : (int)n,
+                  vars[k].coop ? r->cinfo.lane_use : 1.0);
       }
       fflush(stdout);
       if (csv)

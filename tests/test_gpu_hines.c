@@ -9,10 +9,12 @@
  * 1. Host: the reference against dense LU; every kernel's thread code run on the host
  *    (se_hines_emulate: same index arithmetic, pipeline and branch-point plan as on the
  *    device) on every layout and many STREAM settings.
+ *    The COOP kernel (several lanes per system, cuda/hines_coop.h) likewise, on the full and
+ *    block layouts, 2/4/8/16 lanes, 4/8 stages, an even and an odd number of systems.
  * 2. GPU (skipped with "skipped: no GPU" and exit 77 without a device): S = 1000 systems (not a
  *    multiple of any block size), every layout (flat, full, block 32/64/128), every kernel that
- *    fits the layout, STREAM settings, AUTO; the device generator; S = 1, 33 and 66 (both copy
- *    modes of STREAM, partial warps); errors. */
+ *    fits the layout, STREAM and COOP settings, AUTO; the device generator; S = 1, 33 and 66
+ *    (both copy modes of STREAM and COOP, partial warps); errors. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +31,7 @@ int main(void) {
 }
 #else
 
+#include "hines_coop.h"
 #include "hines_mono.h"
 #include "se_cuda.h"
 #include "se_error.h"
@@ -307,6 +310,97 @@ static void check_emulation(se_test_state *st, const tree *trees, int n_trees) {
          runs, worst);
 }
 
+/* The COOP settings under test: lanes (2, 4, 8, 16) x stages (4, 8), automatic warps (the
+ * emulation runs one warp). */
+static int coop_cases(se_hines_coop_config *c) {
+  int k = 0;
+  const int lanes[4] = {2, 4, 8, 16}, stages[2] = {4, 8};
+  for (int a = 0; a < 4; a++)
+    for (int b = 0; b < 2; b++)
+      c[k++] = (se_hines_coop_config){lanes[a], stages[b], 0, 0};
+  return k;
+}
+
+static void coop_emulate_one(se_test_state *st, const tree *t, const systems *y,
+                             const layout_case *lc, const se_hines_coop_config *cfg,
+                             double *worst) {
+  se_error err = {0};
+  double *r = to_layout(y, y->rhs, lc->layout, lc->bs);
+  double *u = to_layout(y, y->u, lc->layout, lc->bs), *l = to_layout(y, y->l, lc->layout, lc->bs);
+  double *d = to_layout(y, y->d, lc->layout, lc->bs);
+  se_hines_coop_info info;
+  int rc = se_hines_coop_emulate(t->parent, t->n, y->S, lc->layout, lc->bs, cfg, u, l, d, r,
+                                 &info, &err);
+  SE_EXPECT(st, rc == SE_OK, "COOP emulation %s %s L%d/ST%d S %lld: %s", t->name, lc->name,
+            cfg->lanes, cfg->stages, (long long)y->S, err.message);
+  if (rc == SE_OK) {
+    int bitwise = 0;
+    double e = max_err(y, r, lc->layout, lc->bs, &bitwise);
+    SE_EXPECT(st, e <= TOL, "COOP emulation %s %s L%d/ST%d S %lld: max relative error %.3g",
+              t->name, lc->name, cfg->lanes, cfg->stages, (long long)y->S, e);
+    if (e > *worst || e != e)
+      *worst = e;
+  }
+  free(u);
+  free(l);
+  free(d);
+  free(r);
+}
+
+/* COOP on the host: every tree, the full and block layouts, an even (100) and an odd (37)
+ * number of systems (the odd full batch takes the 8-byte copies, block batches a partial warp);
+ * the flat layout is refused. */
+static void check_coop_emulation(se_test_state *st, const tree *trees, int n_trees) {
+  double worst = 0.0;
+  int runs = 0;
+  for (int ti = 0; ti < n_trees; ti++) {
+    const tree *t = &trees[ti];
+    const int64_t sizes[2] = {100, 37};
+    for (int si = 0; si < 2; si++) {
+      systems y = make_systems(t, sizes[si], 4321 + (uint64_t)ti);
+      for (int li = 1; li < N_LAYOUTS; li++) {
+        se_hines_coop_config cfgs[8];
+        int nc = coop_cases(cfgs);
+        for (int c = 0; c < nc; c++) {
+          if (layouts[li].bs > 32 && c % 2 == 1)
+            continue; /* block64/128: 4 stages are enough */
+          coop_emulate_one(st, t, &y, &layouts[li], &cfgs[c], &worst);
+          runs++;
+        }
+      }
+      free_systems(&y);
+    }
+    if (ti < 6 || !strcmp(t->name, "random")) {
+      se_hines_coop_info info;
+      se_error err = {0};
+      systems y = make_systems(t, 8, 1);
+      printf("COOP plan %-11s n %3d:", t->name, t->n);
+      for (int lanes = 2; lanes <= 16; lanes *= 2) {
+        se_hines_coop_config c = {lanes, 4, 0, 0};
+        if (se_hines_coop_emulate(t->parent, t->n, y.S, SE_HINES_LAYOUT_FULL, 1, &c, y.u, y.l,
+                                  y.d, y.rhs, &info, &err) == SE_OK)
+          printf(" | L%d: %3d steps, %d levels (bins %3d, trunk %2d, %2d roots), busy %2.0f%%",
+                 lanes, info.steps, info.levels, info.bin_rows, info.trunk_rows, info.roots,
+                 100.0 * info.lane_use);
+      }
+      printf("\n");
+      free_systems(&y);
+    }
+  }
+  se_error err = {0};
+  double x = 0.0;
+  const int32_t p1[1] = {-1};
+  SE_EXPECT(st, se_hines_coop_emulate(p1, 1, 1, SE_HINES_LAYOUT_FLAT, 1, NULL, &x, &x, &x, &x,
+                                      NULL, &err) == SE_ERR_ARG &&
+                    strstr(err.message, "full or block") != NULL,
+            "COOP on the flat layout: %s", err.message);
+  se_hines_coop_config bad = {3, 4, 0, 0};
+  SE_EXPECT(st, se_hines_coop_emulate(p1, 1, 1, SE_HINES_LAYOUT_FULL, 1, &bad, &x, &x, &x, &x,
+                                      NULL, &err) == SE_ERR_ARG,
+            "3 lanes per system were accepted");
+  printf("host emulation of COOP: %d solves, max relative error %.2e\n", runs, worst);
+}
+
 /* ---- 2. GPU checks ---- */
 
 static void gpu_solve_check(se_test_state *st, se_hines_batch *b, const tree *t,
@@ -346,6 +440,34 @@ static void gpu_solve_check(se_test_state *st, se_hines_batch *b, const tree *t,
     *worst = e;
 }
 
+/* One COOP solve on the GPU against the reference. */
+static void gpu_coop_check(se_test_state *st, se_hines_batch *b, const tree *t, const systems *y,
+                           const layout_case *lc, const se_hines_coop_config *cfg, double *x,
+                           double *worst) {
+  se_error err = {0};
+  se_hines_coop *plan = NULL;
+  int rc = se_hines_coop_create(b, cfg, &plan, &err);
+  if (rc == SE_OK)
+    rc = se_hines_batch_restore(b, &err);
+  if (rc == SE_OK)
+    rc = se_hines_coop_solve(plan, b, &err);
+  if (rc == SE_OK)
+    rc = se_hines_batch_sync(b, &err);
+  if (rc == SE_OK)
+    rc = se_hines_batch_download(b, SE_HINES_LAYOUT_FLAT, x, &err);
+  SE_EXPECT(st, rc == SE_OK, "GPU COOP %s %s L%d/ST%d/W%d/C%d: %s", t->name, lc->name,
+            cfg->lanes, cfg->stages, cfg->warps, cfg->ctas_per_sm, err.message);
+  if (rc == SE_OK) {
+    int bitwise = 0;
+    double e = max_err(y, x, SE_HINES_LAYOUT_FLAT, 1, &bitwise);
+    SE_EXPECT(st, e <= TOL, "GPU COOP %s %s L%d/ST%d/W%d/C%d: max relative error %.3g", t->name,
+              lc->name, cfg->lanes, cfg->stages, cfg->warps, cfg->ctas_per_sm, e);
+    if (e > *worst || e != e)
+      *worst = e;
+  }
+  se_hines_coop_destroy(plan);
+}
+
 static void check_gpu_tree(se_test_state *st, const tree *t, int64_t S, uint64_t seed,
                            int all_settings) {
   systems y = make_systems(t, S, seed);
@@ -378,6 +500,17 @@ static void check_gpu_tree(se_test_state *st, const tree *t, int64_t S, uint64_t
     for (int c = 0; c < nc; c++)
       if (all_settings || c % 4 == 0)
         gpu_solve_check(st, b, t, &y, lc, SE_HINES_KERNEL_STREAM, &cfgs[c], x, &w_stream);
+    double w_coop = 0.0;
+    if (lc->layout != SE_HINES_LAYOUT_FLAT) {
+      se_hines_coop_config cc[8];
+      int ncc = coop_cases(cc);
+      for (int c = 0; c < ncc; c++)
+        if (all_settings || c % 2 == 0)
+          gpu_coop_check(st, b, t, &y, lc, &cc[c], x, &w_coop);
+      const se_hines_coop_config fixed[2] = {{4, 4, 1, 0}, {8, 4, 1, 2}};
+      for (int c = 0; c < 2; c++)
+        gpu_coop_check(st, b, t, &y, lc, &fixed[c], x, &w_coop);
+    }
     /* u and l are kept by every kernel */
     double *ul = malloc((size_t)t->n * sizeof *ul);
     for (int a = 0; a < 2; a++) {
@@ -389,8 +522,9 @@ static void check_gpu_tree(se_test_state *st, const tree *t, int64_t S, uint64_t
                 "%s %s: array %s changed by the solves", t->name, lc->name, a ? "l" : "u");
     }
     free(ul);
-    printf("GPU %-12s n %4d S %5lld %-8s | paper %.1e | shared %.1e | stream %.1e | auto %.1e\n",
-           t->name, t->n, (long long)S, lc->name, w_paper, w_shared, w_stream, w_auto);
+    printf("GPU %-12s n %4d S %5lld %-8s | paper %.1e | shared %.1e | stream %.1e | auto %.1e "
+           "| coop %.1e\n",
+           t->name, t->n, (long long)S, lc->name, w_paper, w_shared, w_stream, w_auto, w_coop);
     se_hines_batch_destroy(b);
   }
   free(x);
@@ -505,6 +639,7 @@ int main(void) {
 
   check_reference(&st);
   check_emulation(&st, trees, n_trees);
+  check_coop_emulation(&st, trees, n_trees);
 
   int devices = se_cuda_device_count();
   if (devices == 0) {

@@ -1,0 +1,837 @@
+// The COOP kernel: batched mono-morphology Hines solves with several threads per system
+// (hines_coop.h, docs/gpu-hines.md "The COOP kernel").
+//
+// The lane code is __host__ __device__, written as segments between the warp's synchronisation
+// points, so se_hines_coop_emulate runs the same code (plan, copies, shared-memory layout) on the
+// host lane after lane.
+#include <string.h>
+
+#include <algorithm>
+#include <new>
+#include <vector>
+
+#include "hines_coop.h"
+#include "se_cuda.h"
+#include "se_error.h"
+
+#define SE_HD __host__ __device__
+
+// Unrolled on the device (register arrays need compile-time indices); the host compiler decides.
+#ifdef __CUDA_ARCH__
+#define SE_UNROLL _Pragma("unroll")
+#else
+#define SE_UNROLL
+#endif
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Device helpers with host fallbacks (the same as hines_mono.cu's).
+
+// IEEE reciprocal, round to nearest (the host's 1.0 / x is the same correctly rounded value).
+SE_HD inline double recip(double x) {
+#ifdef __CUDA_ARCH__
+  return __drcp_rn(x);
+#else
+  return 1.0 / x;
+#endif
+}
+
+// One 8-byte asynchronous copy global -> shared (cp.async.ca); `bytes` (0 or 8) are read, the
+// rest is zero-filled (0: nothing is read). A plain copy on the host.
+SE_HD inline void copy8_async(double *dst_shared, const double *src_global, int bytes) {
+#ifdef __CUDA_ARCH__
+  unsigned dst = (unsigned)__cvta_generic_to_shared(dst_shared);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src_global),
+               "r"(bytes)
+               : "memory");
+#else
+  dst_shared[0] = bytes ? src_global[0] : 0.0;
+#endif
+}
+
+// One 16-byte asynchronous copy global -> shared bypassing L1 (cp.async.cg); `bytes` (0, 8 or
+// 16) are read, the rest of the 16 is zero-filled.
+SE_HD inline void copy16_async(double *dst_shared, const double *src_global, int bytes) {
+#ifdef __CUDA_ARCH__
+  unsigned dst = (unsigned)__cvta_generic_to_shared(dst_shared);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src_global),
+               "r"(bytes)
+               : "memory");
+#else
+  dst_shared[0] = bytes >= 8 ? src_global[0] : 0.0;
+  dst_shared[1] = bytes == 16 ? src_global[1] : 0.0;
+#endif
+}
+
+SE_HD inline void copy_commit() {
+#ifdef __CUDA_ARCH__
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+// Waits until at most N committed groups of this thread are still in flight.
+template <int N> SE_HD inline void copy_wait() {
+#ifdef __CUDA_ARCH__
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+// ---------------------------------------------------------------------------------------------
+// The plan.
+//
+// The rows are scheduled in levels. Level 1: the maximal subtrees of at most m rows, packed into
+// the L bins (longest first); the rows above them (the trunk) are scheduled the same way, as a
+// tree of their own, at level 2, and so on until a level takes all remaining rows (at worst one
+// subtree on one lane). m is chosen per level to minimise the steps of that level plus an
+// estimate of the rest (the remaining rows one after another, or the larger of their height and
+// their number over L: both schedules are built, coop_build keeps one). Lane j runs the rows of
+// its bin of each level in descending order; each level starts at a chunk boundary, so the warp
+// synchronisation at each chunk orders a level's roots before the rows above them.
+//
+// Backward step k of lane j is entry steps[k L + j] (int4):
+//   x  the row (-1: the lane idles)
+//   y  flags | first root cell << 8 | root cells << 20 (the row's children that are the roots
+//      of a lower level's subtrees)
+//   z  the cell that receives the row's contribution (-1: none; the parent, or n + k for the
+//      k-th root)
+//   w  the parent (-1 for row 0)
+// The forward sweep runs the steps in reverse order.
+//
+// Cells (shared memory, per system, two doubles each): cell i < n is row i's accumulator of its
+// children's contributions (while the children run), then (h_i, g_i), then (h_i, x_i); cell
+// n + k is the contribution of the k-th root; cell n + K holds zeros (read by rows without an
+// accumulator, and as x_p of row 0) and cell n + K + 1 takes the stores that are not needed
+// (contributions carried in registers), so that a step has no data-dependent branch.
+
+constexpr int COOP_CH = 2; // steps per chunk (one pipeline stage)
+
+enum {
+  CF_CARRY = 1, // the parent is the lane's next row: the contribution stays in registers
+  CF_ACC = 2,   // the row's cell holds contributions of children of its own lane and level
+  CF_INIT = 4   // the row's contribution is the first to its target cell: store, not add
+};
+
+struct CoopTree {
+  int L;
+  int32_t n;
+  int K;         // roots with a parent (cells n .. n+K-1)
+  int MB;        // steps
+  int levels;
+  int bin_rows;  // rows of the longest bin of level 1
+  int upper_rows; // rows above level 1
+  std::vector<int4> steps; // MB x L
+};
+
+int pad_steps(long v) { return (int)((v + COOP_CH - 1) / COOP_CH * COOP_CH); }
+
+// Longest-first packing of the subtrees (roots, sizes) into L bins (ties to the lower bin);
+// sets bin_of[root] when bin_of is given; returns the largest load.
+long pack_bins(const std::vector<int32_t> &roots, const std::vector<int32_t> &size, int L,
+               std::vector<int> *bin_of) {
+  std::vector<int32_t> order(roots);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int32_t a, int32_t b) { return size[a] > size[b]; });
+  std::vector<long> load((size_t)L, 0);
+  for (int32_t r : order) {
+    int j = 0;
+    for (int q = 1; q < L; q++)
+      if (load[q] < load[j])
+        j = q;
+    load[j] += size[r];
+    if (bin_of)
+      (*bin_of)[r] = j;
+  }
+  return *std::max_element(load.begin(), load.end());
+}
+
+// One schedule: lane, level and root flag of every row, and the steps of each level. The rows
+// above a level are costed as run one after another (est = 0) or by the larger of their
+// height and their number over L (est = 1).
+void coop_levels(const int32_t *parent, int32_t n, int L, int est, std::vector<int> &lane,
+                 std::vector<int> &level, std::vector<char> &root,
+                 std::vector<int> &level_steps) {
+  std::vector<int> bin_of((size_t)n, -1), height((size_t)n);
+  std::vector<int32_t> size((size_t)n), roots, cand;
+  lane.assign((size_t)n, -1);
+  level.assign((size_t)n, -1);
+  root.assign((size_t)n, 0);
+  level_steps.clear();
+  int32_t remaining = n; // rows with level < 0: the tree above the levels so far
+  for (int lv = 0; remaining > 0; lv++) {
+    // sizes within the remaining tree (its rows are ancestor-closed)
+    for (int32_t v = 0; v < n; v++)
+      size[v] = level[v] < 0 ? 1 : 0;
+    for (int32_t v = n - 1; v >= 1; v--)
+      if (level[v] < 0)
+        size[parent[v]] += size[v];
+    cand.clear();
+    for (int32_t v = 0; v < n; v++)
+      if (level[v] < 0)
+        cand.push_back(size[v]);
+    std::sort(cand.begin(), cand.end());
+    cand.erase(std::unique(cand.begin(), cand.end()), cand.end());
+    auto is_root = [&](int32_t v, int32_t m) {
+      return level[v] < 0 && size[v] <= m && (v == 0 || size[parent[v]] > m);
+    };
+    long best = -1;
+    int32_t m_best = cand.back();
+    for (int32_t m : cand) {
+      long upper = 0, tallest = 0;
+      roots.clear();
+      for (int32_t v = 0; v < n; v++) {
+        height[v] = 1;
+        if (level[v] >= 0)
+          continue;
+        if (size[v] > m)
+          upper++;
+        else if (is_root(v, m))
+          roots.push_back(v);
+      }
+      for (int32_t v = n - 1; v >= 0; v--)
+        if (level[v] < 0 && size[v] > m) {
+          tallest = std::max(tallest, (long)height[v]);
+          if (v > 0)
+            height[parent[v]] = std::max(height[parent[v]], height[v] + 1);
+        }
+      const long rest = est ? std::max(tallest, (upper + L - 1) / L) : upper;
+      const long cost = pad_steps(pack_bins(roots, size, L, NULL)) + pad_steps(rest);
+      if (best < 0 || cost <= best) {
+        best = cost;
+        m_best = m;
+      }
+    }
+    roots.clear();
+    for (int32_t v = 0; v < n; v++)
+      if (is_root(v, m_best))
+        roots.push_back(v);
+    level_steps.push_back(pad_steps(pack_bins(roots, size, L, &bin_of)));
+    for (int32_t v = 0; v < n; v++) {
+      if (level[v] >= 0 || size[v] > m_best)
+        continue;
+      root[v] = is_root(v, m_best);
+      lane[v] = root[v] ? bin_of[v] : lane[parent[v]];
+      level[v] = lv;
+      remaining--;
+    }
+  }
+}
+
+// The plan: the schedule of coop_levels (est 0 or 1) with the smaller product of steps (the
+// time a system is resident) and cells (its shared memory), then flags and targets.
+int coop_build(const int32_t *parent, int32_t n, int L, CoopTree *t, se_error *err) {
+  std::vector<int> lane, level, level_steps;
+  std::vector<char> root;
+  long cost_best = -1;
+  for (int est = 0; est < 2; est++) {
+    std::vector<int> la, le, st;
+    std::vector<char> ro;
+    coop_levels(parent, n, L, est, la, le, ro, st);
+    long steps = 0, cells = n + 2;
+    for (int k : st)
+      steps += k;
+    for (int32_t v = 1; v < n; v++)
+      cells += ro[v];
+    if (cost_best < 0 || steps * cells < cost_best) {
+      cost_best = steps * cells;
+      lane.swap(la);
+      level.swap(le);
+      root.swap(ro);
+      level_steps.swap(st);
+    }
+  }
+  // root cells, grouped by parent
+  std::vector<int32_t> hanging;
+  for (int32_t v = 1; v < n; v++)
+    if (root[v])
+      hanging.push_back(v);
+  std::stable_sort(hanging.begin(), hanging.end(),
+                   [&](int32_t a, int32_t b) { return parent[a] < parent[b]; });
+  std::vector<int> cell_of((size_t)n, -1), first_root((size_t)n, 0), n_roots((size_t)n, 0);
+  for (size_t k = 0; k < hanging.size(); k++) {
+    const int32_t r = hanging[k], p = parent[r];
+    cell_of[r] = (int)k;
+    if (n_roots[p] == 0)
+      first_root[p] = (int)k;
+    n_roots[p]++;
+  }
+  // flags and targets; a row whose parent is the next row of its lane and level carries its
+  // contribution in registers
+  std::vector<int> flags((size_t)n, 0), target((size_t)n, -1);
+  std::vector<char> seen((size_t)n, 0);
+  std::vector<int32_t> last((size_t)level_steps.size() * L, -1); // previous row of (level, lane)
+  for (int32_t v = n - 1; v >= 0; v--) {
+    int32_t &prev = last[(size_t)level[v] * L + lane[v]];
+    if (prev >= 0 && !root[prev] && parent[prev] == v)
+      flags[prev] |= CF_CARRY;
+    prev = v;
+  }
+  for (int32_t v = n - 1; v >= 1; v--) {
+    const int32_t p = parent[v];
+    if (flags[v] & CF_CARRY)
+      continue;
+    if (root[v]) {
+      target[v] = n + cell_of[v];
+      flags[v] |= CF_INIT;
+    } else {
+      target[v] = p;
+      flags[p] |= CF_ACC;
+      if (!seen[p]) {
+        seen[p] = 1;
+        flags[v] |= CF_INIT; // the first child to arrive (rows run in descending order)
+      }
+    }
+  }
+  for (int32_t v = 0; v < n; v++)
+    if (first_root[v] >= 4096 || n_roots[v] >= 2048)
+      SE_FAIL(err, SE_ERR_UNSUPPORTED,
+              "COOP kernel: row %d has %d subtree roots from cell %d (at most 2047 from 4095)",
+              v, n_roots[v], first_root[v]);
+  t->L = L;
+  t->n = n;
+  t->K = (int)hanging.size();
+  t->levels = (int)level_steps.size();
+  t->MB = 0;
+  std::vector<int> start(level_steps.size());
+  for (size_t lv = 0; lv < level_steps.size(); lv++) {
+    start[lv] = t->MB;
+    t->MB += level_steps[lv];
+  }
+  t->steps.assign((size_t)t->MB * L, make_int4(-1, 0, -1, -1));
+  std::vector<int> next((size_t)t->levels * L, 0); // next step of each (level, lane)
+  t->bin_rows = 0;
+  t->upper_rows = 0;
+  for (int32_t v = n - 1; v >= 0; v--) {
+    int &k = next[(size_t)level[v] * L + lane[v]];
+    t->steps[((size_t)start[level[v]] + k) * L + lane[v]] =
+        make_int4(v, flags[v] | first_root[v] << 8 | n_roots[v] << 20, target[v], parent[v]);
+    k++;
+    if (level[v] == 0)
+      t->bin_rows = std::max(t->bin_rows, k);
+    else
+      t->upper_rows++;
+  }
+  return SE_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The lane code.
+
+struct CoopArgs {
+  int layout;
+  int32_t n, bs;
+  int64_t S;
+  uint32_t rs;    // row stride of the layout (FULL: S, with n S < 2^32, checked; BLOCK: BS)
+  int MB;
+  int zero;       // index of the zero cell (n + K); the discard cell is zero + 1
+  int warp_words; // doubles of shared memory per warp: the stages, then the cells
+  const int4 *steps;
+  const double *u, *l, *d;
+  double *rhs;
+};
+
+template <int G, int ST, bool W16> struct CoopShape {
+  static constexpr int L = 32 / G;
+  static constexpr int PB = W16 ? 2 : 1;    // doubles per copy piece
+  static constexpr int PR = G / PB;         // pieces per row of one array
+  static constexpr int NR = 4 * L * PR / 32; // pieces per lane and step (1 KB per warp)
+  static constexpr int STAGE = ST * COOP_CH * 128; // doubles of the stages of one warp
+};
+
+// A lane's copy pieces, fixed for the whole solve. Step (st, kk) of the stages holds 128
+// doubles, [array][lane j's row][system], so lane j G + g finds its values at offsets lane,
+// 32 + lane, 64 + lane, 96 + lane. Piece m = lane + 32 r: system pair/single q, array, row of
+// lane jj; bytes 0 = a system beyond the last (not read).
+template <int G, int ST, bool W16> struct CoopPieces {
+  const double *src[CoopShape<G, ST, W16>::NR]; // row 0 of the piece's array and systems
+  int dst[CoopShape<G, ST, W16>::NR];           // offset in a step's 128 doubles
+  int jj[CoopShape<G, ST, W16>::NR];
+  int bytes[CoopShape<G, ST, W16>::NR];
+};
+
+template <int G, int ST, bool W16>
+SE_HD inline void coop_pieces(const CoopArgs &a, int lane, int64_t b0, int nvalid,
+                              CoopPieces<G, ST, W16> *pc) {
+  typedef CoopShape<G, ST, W16> Sh;
+  SE_UNROLL
+  for (int r = 0; r < Sh::NR; r++) {
+    const int m = lane + 32 * r;
+    const int q = m % Sh::PR, arr = (m / Sh::PR) % 4, jj = m / (Sh::PR * 4);
+    const int gs = q * Sh::PB;
+    const double *base = arr == 0 ? a.u : (arr == 1 ? a.l : (arr == 2 ? a.d : a.rhs));
+    pc->src[r] = base + b0 + gs;
+    pc->dst[r] = arr * 32 + jj * G + gs;
+    pc->jj[r] = jj;
+    pc->bytes[r] = gs >= nvalid ? 0 : (W16 && nvalid - gs >= 2 ? 16 : 8);
+  }
+}
+
+// Copies the inputs of chunk c into its stage. Every piece is issued (no branch): an idle row
+// or a system beyond the last reads nothing (zero fill from row 0's address).
+template <int G, int ST, bool W16>
+SE_HD inline void coop_issue(const CoopArgs &a, const CoopPieces<G, ST, W16> &pc,
+                             const int4 *steps, int c, double *stage) {
+  typedef CoopShape<G, ST, W16> Sh;
+  if (c * COOP_CH < a.MB) {
+    double *sst = stage + (c % ST) * COOP_CH * 128;
+    SE_UNROLL
+    for (int kk = 0; kk < COOP_CH; kk++) {
+      SE_UNROLL
+      for (int r = 0; r < Sh::NR; r++) {
+        const int32_t row = steps[(c * COOP_CH + kk) * Sh::L + pc.jj[r]].x;
+        const uint32_t off = row >= 0 ? (uint32_t)row * a.rs : 0u; // n rs < 2^32
+        const int bytes = row >= 0 ? pc.bytes[r] : 0;
+        double *dst = sst + kk * 128 + pc.dst[r];
+        if (W16)
+          copy16_async(dst, pc.src[r] + off, bytes);
+        else
+          copy8_async(dst, pc.src[r] + off, bytes);
+      }
+    }
+  }
+  copy_commit();
+}
+
+// Backward steps of chunk c for lane j G + g (system g of the warp, bin j): rows leave (h, g)
+// in their cells and send ((u l) / d', u g) to their parent (registers, the parent's cell or a
+// root cell).
+template <int G, int ST>
+SE_HD inline void coop_back(const CoopArgs &a, const int4 *steps, int c, int lane,
+                            const double *stage, double *cells, double &cd, double &cr) {
+  constexpr int L = 32 / G;
+  const int j = lane / G, st = c % ST;
+  double *cg = cells + 2 * (lane % G); // cell i of the lane's system: cg[2 G i], cg[2 G i + 1]
+  // Everything a step reads is loaded at the start of the chunk: a step's stores never reach
+  // the next step's cell (its parent, when it is the next row, is carried in registers).
+  int4 op[COOP_CH];
+  double uu[COOP_CH], ll[COOP_CH], dd[COOP_CH], rr[COOP_CH], a0[COOP_CH], a1[COOP_CH];
+  SE_UNROLL
+  for (int kk = 0; kk < COOP_CH; kk++) {
+    op[kk] = steps[(c * COOP_CH + kk) * L + j];
+    const double *w = stage + (st * COOP_CH + kk) * 128 + lane;
+    uu[kk] = w[0];
+    ll[kk] = w[32];
+    dd[kk] = w[64];
+    rr[kk] = w[96];
+    const double *acc = cg + 2 * G * (op[kk].x >= 0 && (op[kk].y & CF_ACC) ? op[kk].x : a.zero);
+    a0[kk] = acc[0];
+    a1[kk] = acc[1];
+  }
+  SE_UNROLL
+  for (int kk = 0; kk < COOP_CH; kk++) {
+    const int4 o = op[kk];
+    if (o.x < 0)
+      continue;
+    const int fl = o.y;
+    double ad = cd + a0[kk], ar = cr + a1[kk];
+    const int n_roots = fl >> 20, first = (fl >> 8) & 0xfff;
+#ifdef __CUDA_ARCH__
+#pragma unroll 1
+#endif
+    for (int q = 0; q < n_roots; q++) {
+      const double *rc = cg + 2 * G * (a.n + first + q);
+      ad += rc[0];
+      ar += rc[1];
+    }
+    const double ul = uu[kk] * ll[kk]; // off the dependency chain
+    const double r = recip(dd[kk] - ad);
+    const double h = ll[kk] * r, gg = (rr[kk] - ar) * r;
+    double *cell = cg + 2 * G * o.x;
+    cell[0] = h;
+    cell[1] = gg;
+    const double nd = ul * r, nr = uu[kk] * gg;
+    const bool carry = (fl & CF_CARRY) != 0;
+    double *t = cg + 2 * G * (carry || o.z < 0 ? a.zero + 1 : o.z);
+    const double *t_old = (fl & CF_INIT) ? cg + 2 * G * a.zero : t; // a first store adds to 0
+    const double t0 = t_old[0], t1 = t_old[1];
+    t[0] = t0 + nd;
+    t[1] = t1 + nr;
+    cd = carry ? nd : 0.0;
+    cr = carry ? nr : 0.0;
+  }
+}
+
+// Forward steps of chunk c (the backward steps in reverse): x_i = g_i - h_i x_p(i), kept in the
+// row's cell; X points at row 0 of the lane's system in rhs.
+template <int G>
+SE_HD inline void coop_fwd(const CoopArgs &a, const int4 *steps, int c, int lane, double *cells,
+                           double *X, bool live, double &xc) {
+  constexpr int L = 32 / G;
+  const int j = lane / G;
+  double *cg = cells + 2 * (lane % G);
+  // Loads first, as in coop_back: a step's x reaches the next step through xc when it is the
+  // next step's parent (the loaded cell value is then not used).
+  int4 op[COOP_CH];
+  double hh[COOP_CH], gv[COOP_CH], xq[COOP_CH];
+  SE_UNROLL
+  for (int kk = 0; kk < COOP_CH; kk++) {
+    op[kk] = steps[(a.MB - 1 - c * COOP_CH - kk) * L + j];
+    const double *cell = cg + 2 * G * (op[kk].x >= 0 ? op[kk].x : a.zero);
+    hh[kk] = cell[0];
+    gv[kk] = cell[1];
+    xq[kk] = cg[2 * G * (op[kk].w < 0 ? a.zero : op[kk].w) + 1];
+  }
+  SE_UNROLL
+  for (int kk = 0; kk < COOP_CH; kk++) {
+    const int4 o = op[kk];
+    if (o.x < 0)
+      continue;
+    double *cell = cg + 2 * G * o.x;
+    const double h = hh[kk], gg = gv[kk];
+    const double xp = (o.y & CF_CARRY) ? xc : xq[kk];
+    const double x = o.w < 0 ? gg : gg - h * xp;
+    cell[1] = x;
+    if (live)
+      X[(uint32_t)o.x * a.rs] = x;
+    xc = x;
+  }
+}
+
+SE_HD inline int64_t coop_base(const CoopArgs &a, int64_t s) {
+  return se_hines_index((se_hines_layout)a.layout, a.n, a.S, a.bs, s, 0);
+}
+
+// The zero cell of the lane's system (lanes of bin 0 write it).
+template <int G> SE_HD inline void coop_zero(const CoopArgs &a, int lane, double *cells) {
+  if (lane < G) {
+    cells[2 * (a.zero * G + lane)] = 0.0;
+    cells[2 * (a.zero * G + lane) + 1] = 0.0;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The kernel: one warp per G systems, the step table copied once per CTA into shared memory.
+
+template <int G, int ST, bool W16>
+__global__ void __launch_bounds__(512) k_coop(CoopArgs a) {
+  extern __shared__ __align__(16) double se_coop_sm[];
+  int4 *steps = reinterpret_cast<int4 *>(se_coop_sm);
+  const int n_steps = a.MB * (32 / G);
+  for (int q = threadIdx.x; q < n_steps; q += blockDim.x)
+    steps[q] = a.steps[q];
+  __syncthreads();
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int64_t s0 = ((int64_t)blockIdx.x * (blockDim.x >> 5) + warp) * G;
+  if (s0 >= a.S)
+    return; // whole warps only
+  double *stage = se_coop_sm + 2 * n_steps + warp * a.warp_words;
+  double *cells = stage + CoopShape<G, ST, W16>::STAGE;
+  const int nvalid = (int)(a.S - s0 < G ? a.S - s0 : G);
+  const int g = lane % G;
+  const int64_t b0 = coop_base(a, s0);
+  CoopPieces<G, ST, W16> pc;
+  coop_pieces<G, ST, W16>(a, lane, b0, nvalid, &pc);
+  coop_zero<G>(a, lane, cells);
+  const int nc = a.MB / COOP_CH;
+  for (int c = 0; c < ST - 1; c++)
+    coop_issue<G, ST, W16>(a, pc, steps, c, stage);
+  double cd = 0.0, cr = 0.0;
+  for (int c = 0; c < nc; c++) {
+    copy_wait<ST - 2>();
+    __syncwarp(); // chunk c has landed (every lane's copies); chunk c-1's stage is free
+    coop_issue<G, ST, W16>(a, pc, steps, c + ST - 1, stage);
+    coop_back<G, ST>(a, steps, c, lane, stage, cells, cd, cr);
+  }
+  double xc = 0.0;
+  double *X = a.rhs + b0 + g;
+  for (int c = 0; c < nc; c++) {
+    __syncwarp(); // a level's x before the level below reads it
+    coop_fwd<G>(a, steps, c, lane, cells, X, g < nvalid, xc);
+  }
+}
+
+typedef void (*coop_kernel_fn)(CoopArgs);
+
+template <bool W16> coop_kernel_fn coop_kernel_w(int lanes, int stages) {
+  if (lanes == 2)
+    return stages == 8 ? k_coop<16, 8, W16> : k_coop<16, 4, W16>;
+  if (lanes == 4)
+    return stages == 8 ? k_coop<8, 8, W16> : k_coop<8, 4, W16>;
+  if (lanes == 8)
+    return stages == 8 ? k_coop<4, 8, W16> : k_coop<4, 4, W16>;
+  return stages == 8 ? k_coop<2, 8, W16> : k_coop<2, 4, W16>;
+}
+
+coop_kernel_fn coop_kernel(int lanes, int stages, bool w16) {
+  return w16 ? coop_kernel_w<true>(lanes, stages) : coop_kernel_w<false>(lanes, stages);
+}
+
+// The host emulation: the kernel's warp loop, lane after lane between synchronisation points.
+template <int G, int ST, bool W16> void coop_emulate_t(const CoopArgs &a) {
+  std::vector<double> sm((size_t)a.warp_words);
+  const int nc = a.MB / COOP_CH;
+  for (int64_t s0 = 0; s0 < a.S; s0 += G) {
+    for (double &v : sm)
+      v = __builtin_nan(""); // a read of a cell nobody wrote shows in the result
+    double *stage = sm.data(), *cells = stage + CoopShape<G, ST, W16>::STAGE;
+    const int nvalid = (int)(a.S - s0 < G ? a.S - s0 : G);
+    const int64_t b0 = coop_base(a, s0);
+    double cd[32] = {0}, cr[32] = {0}, xc[32] = {0};
+    std::vector<CoopPieces<G, ST, W16>> pc(32);
+    for (int lane = 0; lane < 32; lane++) {
+      coop_pieces<G, ST, W16>(a, lane, b0, nvalid, &pc[lane]);
+      coop_zero<G>(a, lane, cells);
+    }
+    for (int c = 0; c < ST - 1; c++)
+      for (int lane = 0; lane < 32; lane++)
+        coop_issue<G, ST, W16>(a, pc[lane], a.steps, c, stage);
+    for (int c = 0; c < nc; c++)
+      for (int lane = 0; lane < 32; lane++) {
+        coop_issue<G, ST, W16>(a, pc[lane], a.steps, c + ST - 1, stage);
+        coop_back<G, ST>(a, a.steps, c, lane, stage, cells, cd[lane], cr[lane]);
+      }
+    for (int c = 0; c < nc; c++)
+      for (int lane = 0; lane < 32; lane++)
+        coop_fwd<G>(a, a.steps, c, lane, cells, a.rhs + b0 + lane % G, lane % G < nvalid,
+                    xc[lane]);
+  }
+}
+
+template <bool W16> void coop_emulate_w(const CoopArgs &a, int lanes, int stages) {
+  if (lanes == 2)
+    stages == 8 ? coop_emulate_t<16, 8, W16>(a) : coop_emulate_t<16, 4, W16>(a);
+  else if (lanes == 4)
+    stages == 8 ? coop_emulate_t<8, 8, W16>(a) : coop_emulate_t<8, 4, W16>(a);
+  else if (lanes == 8)
+    stages == 8 ? coop_emulate_t<4, 8, W16>(a) : coop_emulate_t<4, 4, W16>(a);
+  else
+    stages == 8 ? coop_emulate_t<2, 8, W16>(a) : coop_emulate_t<2, 4, W16>(a);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Settings and shared memory.
+
+struct CoopLimits {
+  size_t smem_per_sm, smem_optin, smem_reserved;
+  int sms;
+};
+
+const CoopLimits h200_coop_limits = {233472, 232448, 1024, 132};
+
+int check_coop_tree(const int32_t *parent, int32_t n, int64_t n_systems, se_hines_layout layout,
+                    se_error *err) {
+  if (n < 1 || !parent || n_systems < 1)
+    SE_FAIL(err, SE_ERR_ARG, "COOP kernel: %d rows, %lld systems (at least 1 each)", n,
+            (long long)n_systems);
+  if (layout == SE_HINES_LAYOUT_FULL && (int64_t)n * n_systems >= ((int64_t)1 << 32))
+    SE_FAIL(err, SE_ERR_UNSUPPORTED,
+            "COOP kernel: %d rows x %lld systems in the full layout (32-bit row offsets: fewer "
+            "than 2^32)",
+            n, (long long)n_systems);
+  if (layout != SE_HINES_LAYOUT_FULL && layout != SE_HINES_LAYOUT_BLOCK)
+    SE_FAIL(err, SE_ERR_ARG, "COOP kernel: needs the full or block layout (systems adjacent in "
+                             "each row), not %s",
+            se_hines_layout_name(layout));
+  if (parent[0] != -1)
+    SE_FAIL(err, SE_ERR_ARG, "COOP kernel: parent[0] = %d, must be -1", parent[0]);
+  for (int32_t i = 1; i < n; i++)
+    if (parent[i] < 0 || parent[i] >= i)
+      SE_FAIL(err, SE_ERR_ARG, "COOP kernel: parent[%d] = %d, must be in 0..%d", i, parent[i],
+              i - 1);
+  return SE_OK;
+}
+
+// Resolves the settings and builds the plan; warps = 0 is chosen here (fill the shared memory,
+// but no more warps per CTA than spreads the systems over every multiprocessor).
+int coop_resolve(const int32_t *parent, int32_t n, int64_t S, const se_hines_coop_config *req,
+                 const CoopLimits &lim, CoopTree *t, se_hines_coop_info *info, se_error *err) {
+  se_hines_coop_config c = {4, 4, 0, 1};
+  if (req) {
+    if (req->lanes)
+      c.lanes = req->lanes;
+    if (req->stages)
+      c.stages = req->stages;
+    c.warps = req->warps;
+    if (req->ctas_per_sm)
+      c.ctas_per_sm = req->ctas_per_sm;
+  }
+  if (c.lanes != 2 && c.lanes != 4 && c.lanes != 8 && c.lanes != 16)
+    SE_FAIL(err, SE_ERR_ARG, "COOP kernel: %d lanes per system (2, 4, 8 or 16)", c.lanes);
+  if (c.stages != 4 && c.stages != 8)
+    SE_FAIL(err, SE_ERR_ARG, "COOP kernel: %d pipeline stages (4 or 8)", c.stages);
+  if (c.warps < 0 || c.warps > 16)
+    SE_FAIL(err, SE_ERR_ARG, "COOP kernel: %d warps per CTA (1..16, 0 = automatic)", c.warps);
+  if (c.ctas_per_sm < 1 || c.ctas_per_sm > 16)
+    SE_FAIL(err, SE_ERR_ARG, "COOP kernel: %d CTAs per multiprocessor (1..16)", c.ctas_per_sm);
+  const int G = 32 / c.lanes;
+  size_t budget = lim.smem_per_sm / (size_t)c.ctas_per_sm;
+  budget = budget > lim.smem_reserved ? budget - lim.smem_reserved : 0;
+  if (budget > lim.smem_optin)
+    budget = lim.smem_optin;
+  // a cheap lower bound first: the cells of n rows for one warp
+  if ((size_t)n * (size_t)G * 16 > budget)
+    SE_FAIL(err, SE_ERR_UNSUPPORTED,
+            "COOP kernel: %d rows x %d systems per warp x 16 B do not fit %zu B of shared "
+            "memory per CTA",
+            n, G, budget);
+  SE_TRY(coop_build(parent, n, c.lanes, t, err));
+  const size_t steps_bytes = (size_t)t->MB * (size_t)c.lanes * sizeof(int4);
+  const size_t warp_words =
+      (size_t)c.stages * COOP_CH * 128 + 2 * (size_t)G * (size_t)(n + t->K + 2);
+  const size_t warp_bytes = 8 * warp_words;
+  const long fit = budget > steps_bytes ? (long)((budget - steps_bytes) / warp_bytes) : 0;
+  if (c.warps == 0) {
+    const int64_t warps_total = (S + G - 1) / G;
+    const int64_t spread = (warps_total + lim.sms - 1) / lim.sms;
+    long w = fit < 16 ? fit : 16;
+    if (spread < w)
+      w = (long)spread;
+    c.warps = (int)w;
+  }
+  if (c.warps < 1 || (long)c.warps > fit)
+    SE_FAIL(err, SE_ERR_UNSUPPORTED,
+            "COOP kernel (%d lanes, %d stages, %d CTAs/SM): a warp needs %zu B of shared memory "
+            "and the CTA's step table %zu B; %zu B per CTA hold %ld warps",
+            c.lanes, c.stages, c.ctas_per_sm, warp_bytes, steps_bytes, budget, fit);
+  memset(info, 0, sizeof *info);
+  info->cfg = c;
+  info->systems_per_warp = G;
+  info->steps = t->MB;
+  info->bin_rows = t->bin_rows;
+  info->trunk_rows = t->upper_rows;
+  info->levels = t->levels;
+  info->roots = t->K;
+  info->shared_bytes = steps_bytes + (size_t)c.warps * warp_bytes;
+  info->lane_use = (double)n / ((double)c.lanes * (double)t->MB);
+  return SE_OK;
+}
+
+CoopArgs coop_args(const se_hines_batch_view &v, const CoopTree &t, const se_hines_coop_info &info,
+                   const int4 *steps, const double *u, const double *l, const double *d,
+                   double *rhs) {
+  CoopArgs a;
+  a.layout = (int)v.layout;
+  a.n = v.n;
+  a.bs = v.layout == SE_HINES_LAYOUT_BLOCK ? v.bs : 1;
+  a.S = v.n_systems;
+  a.rs = (uint32_t)(v.layout == SE_HINES_LAYOUT_FULL ? v.n_systems : a.bs);
+  a.MB = t.MB;
+  a.zero = v.n + t.K;
+  a.warp_words = info.cfg.stages * COOP_CH * 128 + 2 * info.systems_per_warp * (v.n + t.K + 2);
+  a.steps = steps;
+  a.u = u;
+  a.l = l;
+  a.d = d;
+  a.rhs = rhs;
+  return a;
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------------
+// The plan object.
+
+struct se_hines_coop {
+  const se_hines_batch *batch;
+  CoopTree tree;
+  se_hines_coop_info info;
+  bool w16;
+  int4 *d_steps;
+};
+
+extern "C" void se_hines_coop_destroy(se_hines_coop *p) {
+  if (!p)
+    return;
+  cudaFree(p->d_steps);
+  delete p;
+}
+
+static int coop_create_inner(se_hines_coop *p, const se_hines_batch_view &v,
+                             const se_hines_coop_config *cfg, se_error *err) {
+  int dev = 0;
+  cudaDeviceProp prop;
+  SE_CUDA_CHECK(err, cudaGetDevice(&dev));
+  SE_CUDA_CHECK(err, cudaGetDeviceProperties(&prop, dev));
+  const CoopLimits lim = {prop.sharedMemPerMultiprocessor, prop.sharedMemPerBlockOptin,
+                          prop.reservedSharedMemPerBlock, prop.multiProcessorCount};
+  SE_TRY(check_coop_tree(v.parent, v.n, v.n_systems, v.layout, err));
+  SE_TRY(coop_resolve(v.parent, v.n, v.n_systems, cfg, lim, &p->tree, &p->info, err));
+  p->w16 = v.layout == SE_HINES_LAYOUT_BLOCK || v.n_systems % 2 == 0;
+  const size_t bytes = p->tree.steps.size() * sizeof(int4);
+  SE_CUDA_CHECK(err, cudaMalloc((void **)&p->d_steps, bytes));
+  SE_CUDA_CHECK(err, cudaMemcpy(p->d_steps, p->tree.steps.data(), bytes, cudaMemcpyHostToDevice));
+  coop_kernel_fn fn = coop_kernel(p->info.cfg.lanes, p->info.cfg.stages, p->w16);
+  SE_CUDA_CHECK(err, cudaFuncSetAttribute((const void *)fn,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          (int)lim.smem_optin)); // any plan of this kernel
+  SE_CUDA_CHECK(err, cudaFuncSetAttribute((const void *)fn,
+                                          cudaFuncAttributePreferredSharedMemoryCarveout,
+                                          (int)cudaSharedmemCarveoutMaxShared));
+  int ctas = 0;
+  SE_CUDA_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                         &ctas, (const void *)fn, 32 * p->info.cfg.warps, p->info.shared_bytes));
+  if (ctas < 1)
+    SE_FAIL(err, SE_ERR_UNSUPPORTED,
+            "COOP kernel: a CTA of %d warps with %zu B of shared memory does not fit a "
+            "multiprocessor",
+            p->info.cfg.warps, p->info.shared_bytes);
+  return SE_OK;
+}
+
+extern "C" int se_hines_coop_create(const se_hines_batch *batch, const se_hines_coop_config *cfg,
+                                    se_hines_coop **plan, se_error *err) {
+  *plan = NULL;
+  se_hines_coop *p = new (std::nothrow) se_hines_coop();
+  if (!p)
+    SE_FAIL(err, SE_ERR_NOMEM, "out of memory for a COOP plan");
+  se_hines_batch_view v;
+  se_hines_batch_get_view(batch, &v);
+  p->batch = batch;
+  const int rc = coop_create_inner(p, v, cfg, err);
+  if (rc != SE_OK) {
+    se_hines_coop_destroy(p);
+    return rc;
+  }
+  *plan = p;
+  return SE_OK;
+}
+
+extern "C" void se_hines_coop_get_info(const se_hines_coop *p, se_hines_coop_info *info) {
+  *info = p->info;
+}
+
+extern "C" int se_hines_coop_solve(const se_hines_coop *p, se_hines_batch *batch, se_error *err) {
+  if (p->batch != batch)
+    SE_FAIL(err, SE_ERR_ARG, "COOP solve: the plan was made for another batch");
+  se_hines_batch_view v;
+  se_hines_batch_get_view(batch, &v);
+  const CoopArgs a = coop_args(v, p->tree, p->info, p->d_steps, v.u, v.l, v.d, v.rhs);
+  const int G = p->info.systems_per_warp, W = p->info.cfg.warps;
+  const int64_t warps_total = (v.n_systems + G - 1) / G;
+  const unsigned blocks = (unsigned)((warps_total + W - 1) / W);
+  coop_kernel_fn fn = coop_kernel(p->info.cfg.lanes, p->info.cfg.stages, p->w16);
+  fn<<<blocks, 32 * W, p->info.shared_bytes, v.stream>>>(a);
+  SE_CUDA_CHECK_LAUNCH(err, "the COOP kernel");
+  return SE_OK;
+}
+
+extern "C" int se_hines_coop_emulate(const int32_t *parent, int32_t n, int64_t n_systems,
+                                     se_hines_layout layout, int32_t bs,
+                                     const se_hines_coop_config *cfg, const double *u,
+                                     const double *l, const double *d, double *rhs,
+                                     se_hines_coop_info *info, se_error *err) {
+  SE_TRY(check_coop_tree(parent, n, n_systems, layout, err));
+  if (layout == SE_HINES_LAYOUT_BLOCK && bs != 32 && bs != 64 && bs != 128)
+    SE_FAIL(err, SE_ERR_ARG, "COOP emulation: block size %d (32, 64 or 128)", bs);
+  se_hines_coop_config c = cfg ? *cfg : se_hines_coop_config{0, 0, 0, 0};
+  c.warps = 1;
+  c.ctas_per_sm = 1;
+  CoopTree t;
+  se_hines_coop_info inf;
+  SE_TRY(coop_resolve(parent, n, n_systems, &c, h200_coop_limits, &t, &inf, err));
+  se_hines_batch_view v;
+  memset(&v, 0, sizeof v);
+  v.n = n;
+  v.bs = bs;
+  v.n_systems = n_systems;
+  v.layout = layout;
+  const CoopArgs a = coop_args(v, t, inf, t.steps.data(), u, l, d, rhs);
+  const bool w16 = layout == SE_HINES_LAYOUT_BLOCK || n_systems % 2 == 0;
+  if (w16)
+    coop_emulate_w<true>(a, inf.cfg.lanes, inf.cfg.stages);
+  else
+    coop_emulate_w<false>(a, inf.cfg.lanes, inf.cfg.stages);
+  if (info)
+    *info = inf;
+  return SE_OK;
+}

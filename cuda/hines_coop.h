@@ -1,0 +1,77 @@
+/* Batched mono-morphology Hines solves with several threads per system: the COOP kernel
+ * (docs/gpu-hines.md, "The COOP kernel"). Usable from C; the launchers live in hines_coop.cu.
+ *
+ * A warp serves G = 32 / L adjacent systems with L lanes ("lanes") per system. The tree, shared
+ * by all systems, is split on the host into levels: level 1 holds the maximal subtrees of at
+ * most m rows, packed into L bins (longest first); the rows above them (the trunk) are split the
+ * same way into level 2, and so on. Lane j of each system eliminates the rows of its bin of each
+ * level bottom-up, level after level; the forward substitution runs the levels in reverse. The
+ * intermediates (h = l / d', g = rhs' / d') of every row
+ * stay in shared memory; device memory sees u, l, d, rhs read once and x written once (40 B per
+ * compartment). Works on the FULL and BLOCK layouts (the G systems of a warp are adjacent in
+ * every row); d is left unchanged, x replaces rhs, as with the other kernels' contract. */
+#ifndef SE_HINES_COOP_H
+#define SE_HINES_COOP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hines_mono.h"
+#include "simengine/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Settings of the COOP kernel; 0 in a field means the default / automatic value. */
+typedef struct se_hines_coop_config {
+  int lanes;       /* threads per system: 2, 4, 8 or 16 (default 4) */
+  int stages;      /* cp.async pipeline depth in chunks of 2 steps: 4 or 8 (default 4) */
+  int warps;       /* warps per CTA, 1..16 (default: as many as the shared memory holds) */
+  int ctas_per_sm; /* CTAs per multiprocessor sharing its shared memory (default 1) */
+} se_hines_coop_config;
+
+/* What a COOP plan does. */
+typedef struct se_hines_coop_info {
+  se_hines_coop_config cfg; /* resolved settings */
+  int systems_per_warp;     /* G = 32 / lanes */
+  int steps;                /* backward (= forward) steps: the levels, each padded to 2 */
+  int levels;               /* levels of the schedule */
+  int bin_rows;             /* rows of the longest bin of level 1 */
+  int trunk_rows;           /* rows above level 1 (the trunk) */
+  int roots;                /* subtree roots below a higher level (cells of their own) */
+  size_t shared_bytes;      /* dynamic shared memory per CTA */
+  double lane_use;          /* n / (lanes x steps): the busy fraction of the lanes */
+} se_hines_coop_info;
+
+typedef struct se_hines_coop se_hines_coop; /* a plan for one batch (opaque) */
+
+/* Builds the COOP plan of a batch (host partition of the tree, device copy of the step table).
+ * SE_ERR_ARG: bad settings or a FLAT batch; SE_ERR_UNSUPPORTED: one warp's shared memory does
+ * not fit the device. Synchronous. Not collective. */
+int se_hines_coop_create(const se_hines_batch *batch, const se_hines_coop_config *cfg,
+                         se_hines_coop **plan, se_error *err);
+
+/* Frees the plan (NULL is allowed). */
+void se_hines_coop_destroy(se_hines_coop *plan);
+
+/* Fills *info with what the plan does. */
+void se_hines_coop_get_info(const se_hines_coop *plan, se_hines_coop_info *info);
+
+/* Solves every system of the batch the plan was made for (rhs becomes x). Asynchronous on the
+ * batch's stream (se_hines_batch_sync reports execution errors). Not collective. */
+int se_hines_coop_solve(const se_hines_coop *plan, se_hines_batch *batch, se_error *err);
+
+/* Runs the COOP kernel's lane code on the host, lane after lane between the warp's
+ * synchronisation points, over host arrays in `layout` (FULL or BLOCK), with cp.async replaced
+ * by plain copies and the shared memory pre-filled with NaN. warps and ctas_per_sm are ignored
+ * (the shared-memory check assumes one warp per CTA on an H200). For tests without a GPU. */
+int se_hines_coop_emulate(const int32_t *parent, int32_t n, int64_t n_systems,
+                          se_hines_layout layout, int32_t bs, const se_hines_coop_config *cfg,
+                          const double *u, const double *l, const double *d, double *rhs,
+                          se_hines_coop_info *info, se_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
