@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "neurons_branch.h"
+#include "neurons_coop_cuda.h"
 #include "neurons_cuda.h"
 #include "se_cuda.h"
 
@@ -30,6 +31,7 @@ typedef struct cuda_data {
   int stream_ahead, stream_hints;
   int kernel;                 /* SE_GPU_KERNEL_*, auto resolved */
   se_neurons_branch *branch;  /* the branch step's plans and maps (kernel BRANCH) */
+  se_coop_device coop;        /* the coop step's plans (kernel COOP) */
 } cuda_data;
 
 int se_neurons_cuda_upload(void *dst_ptr, const void *src, size_t bytes, se_error *err) {
@@ -270,6 +272,8 @@ static int attach_groups(se_neurons_t e, cuda_data *cd, se_error *err) {
 
   if (cd->kernel == SE_GPU_KERNEL_FUSED2)
     SE_TRY(attach_stream(e, cd, err));
+  else if (cd->kernel == SE_GPU_KERNEL_COOP)
+    SE_TRY(se_neurons_coop_attach(e, cd->device, d, &cd->coop, err));
   return SE_OK;
 }
 
@@ -341,6 +345,7 @@ static void detach_cuda(se_neurons_t e) {
     cudaFree((void *)buffers[a]);
   cudaFreeHost(cd->pinned_frame);
   se_neurons_branch_destroy(cd->branch);
+  se_neurons_coop_free(&cd->coop);
   if (cd->compute)
     cudaStreamDestroy(cd->compute);
   if (cd->copy)
@@ -395,6 +400,9 @@ static int step_cuda(se_neurons_t e, se_error *err) {
   } else if (cd->kernel == SE_GPU_KERNEL_FUSED2) {
     rc = se_neurons_cuda_step_stream(&cd->dev, e->t, cd->gates_pending, cd->stream_ahead,
                                      cd->stream_hints, cd->compute);
+    cd->gates_pending = 1;
+  } else if (cd->kernel == SE_GPU_KERNEL_COOP) { /* defers the gate update as fused2 */
+    rc = se_neurons_cuda_step_coop(&cd->dev, &cd->coop, e->t, cd->gates_pending, cd->compute);
     cd->gates_pending = 1;
   } else if (cd->kernel == SE_GPU_KERNEL_FUSED) {
     rc = se_neurons_cuda_step_fused(&cd->dev, e->t, cd->compute);

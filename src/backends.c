@@ -67,8 +67,8 @@ int se_gpu_memory(int device, size_t *free_bytes, size_t *total_bytes, se_error 
 }
 
 const char *se_gpu_kernel_name(int kernel) {
-  static const char *const names[] = {"phases", "fused", "fused2", "branch", "auto"};
-  return kernel >= 0 && kernel <= SE_GPU_KERNEL_AUTO ? names[kernel] : NULL;
+  static const char *const names[] = {"phases", "fused", "fused2", "branch", "auto", "coop"};
+  return kernel >= 0 && kernel <= SE_GPU_KERNEL_COOP ? names[kernel] : NULL;
 }
 
 const char *se_neurons_step_name(se_neurons_t engine) {

@@ -1,5 +1,5 @@
 /* simengine-bench step: whole time steps (currents, assembly, Hines solve, gates, spikes) of the
- * engine on the CPU (all threads) and on the GPU (fused, three-kernel, fused2, branch), per
+ * engine on the CPU (all threads) and on the GPU (fused, three-kernel, fused2, coop, branch), per
  * compartment-step, next to the step's byte floor and the measured copy bandwidths: populations
  * of one synthetic class, a mixed population (every cell its own shape) and one huge cell. */
 #include <omp.h>
@@ -16,10 +16,10 @@ static const char *usage =
     "\n"
     "Times whole time steps of populations of one synthetic class per row on the CPU backend\n"
     "(interleaved, all threads) and, when a GPU is visible, on the CUDA backend (fused kernel,\n"
-    "three kernels and the streaming kernel fused2; width 32). Prints ns per compartment-step and\n"
-    "the ratio of the time to the step's byte floor at the measured copy bandwidth: the state\n"
-    "read and written once (v, m, h, n: 64 B per hh compartment, v: 16 B per passive one) plus\n"
-    "the constants read once (93 B per compartment of each morphology).\n"
+    "three kernels, the streaming kernel fused2, coop and branch; width 32). Prints ns per\n"
+    "compartment-step and the ratio of the time to the step's byte floor at the measured copy\n"
+    "bandwidth: the state read and written once (v, m, h, n: 64 B per hh compartment, v: 16 B\n"
+    "per passive one) plus the constants read once (93 B per compartment of each morphology).\n"
     "\n"
     "Options:\n"
     "  --classes LIST   comma list (default: the six classes of paper 000)\n"
@@ -34,7 +34,9 @@ static const char *usage =
     "                   one GPU thread (fused, width 1), the branch plan alone and EDD (default\n"
     "                   data/morphologies/EC2-609291-4.CNG.swc; \"\": none)\n"
     "  --huge-max-length UM   longest compartment of the huge cell (default 0.5)\n"
-    "  --huge-steps N   timed steps of the huge cell (default 10)\n";
+    "  --huge-steps N   timed steps of the huge cell (default 10)\n"
+    "  --only LIST      comma list of the rows to run, by backend name without \"cuda \" (cpu,\n"
+    "                   fused, phases, fused2, coop, branch, 1 thread, edd; default: all)\n";
 
 /* Bytes a step must move at least: state once in and out, constants once. */
 static double floor_bytes(const se_neuron_model *m, se_neurons_t e) {
@@ -72,16 +74,32 @@ typedef struct variant {
   int64_t edd_min_comp;
 } variant;
 
-/* Times `steps` steps of model's cells under each variant and prints (and writes to csv) one row
- * per variant. Returns 0 or 1 (message printed). */
+/* Whether variant `name` is in the comma list `only` (NULL or "": every variant), by its name
+ * without the "cuda " prefix. */
+static int wanted(const char *only, const char *name) {
+  if (!only || !only[0])
+    return 1;
+  if (!strncmp(name, "cuda ", 5))
+    name += 5;
+  const size_t len = strlen(name);
+  for (const char *p = only; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+    if (!strncmp(p, name, len) && (p[len] == ',' || p[len] == '\0'))
+      return 1;
+  return 0;
+}
+
+/* Times `steps` steps of model's cells under each variant in `only` and prints (and writes to
+ * csv) one row per variant. Returns 0 or 1 (message printed). */
 static int bench_rows(const char *label, const se_neuron_model *model, const variant *vs, int nv,
-                      int steps, double gpu_bw, FILE *csv) {
+                      const char *only, int steps, double gpu_bw, FILE *csv) {
   double n_comp = 0.0;
   for (int64_t c = 0; c < model->n_cells; c++) {
     int32_t mo = model->cell_morphology[c];
     n_comp += (double)(model->morph_offsets[mo + 1] - model->morph_offsets[mo]);
   }
   for (int k = 0; k < nv; k++) {
+    if (!wanted(only, vs[k].name))
+      continue;
     se_error err = {0};
     se_neurons_options opt = se_neurons_default_options();
     opt.backend = vs[k].backend;
@@ -170,7 +188,7 @@ static int huge_model(const char *path, double max_length, se_neuron_model *mode
 
 int se_bench_step(int argc, char **argv) {
   const char *classes = "small-low,small-high,medium-low,medium-high,big-low,big-high";
-  const char *csv_path = NULL, *huge_swc = "data/morphologies/EC2-609291-4.CNG.swc";
+  const char *csv_path = NULL, *huge_swc = "data/morphologies/EC2-609291-4.CNG.swc", *only = "";
   long long neurons = 25600, steps = 40, with_cpu = 1, mixed = 25600, huge_steps = 10;
   double huge_max_length = 0.5;
   const se_bench_opt opts[] = {{"--classes", SE_BENCH_STRING, &classes},
@@ -181,7 +199,8 @@ int se_bench_step(int argc, char **argv) {
                                {"--mixed", SE_BENCH_INT, &mixed},
                                {"--huge-swc", SE_BENCH_STRING, &huge_swc},
                                {"--huge-max-length", SE_BENCH_DOUBLE, &huge_max_length},
-                               {"--huge-steps", SE_BENCH_INT, &huge_steps}};
+                               {"--huge-steps", SE_BENCH_INT, &huge_steps},
+                               {"--only", SE_BENCH_STRING, &only}};
   int parsed = se_bench_parse(argc, argv, "step", usage, opts, sizeof opts / sizeof opts[0]);
   if (parsed >= 0)
     return parsed;
@@ -221,6 +240,7 @@ int se_bench_step(int argc, char **argv) {
                                {"cuda fused", G, SE_GPU_KERNEL_FUSED, 32, 0},
                                {"cuda phases", G, SE_GPU_KERNEL_PHASES, 32, 0},
                                {"cuda fused2", G, SE_GPU_KERNEL_FUSED2, 32, 0},
+                               {"cuda coop", G, SE_GPU_KERNEL_COOP, 32, 0},
                                {"cuda branch", G, SE_GPU_KERNEL_BRANCH, 32, 0}};
   const variant per_mixed[] = {{"cpu", C, SE_GPU_KERNEL_FUSED, 8, 0},
                                {"cuda fused2", G, SE_GPU_KERNEL_FUSED2, 32, 0},
@@ -241,7 +261,7 @@ int se_bench_step(int argc, char **argv) {
       rc = 1;
       break;
     }
-    rc = bench_rows(cls, &model, SE_VARIANTS(per_class), (int)steps, gpu_bw, csv);
+    rc = bench_rows(cls, &model, SE_VARIANTS(per_class), only, (int)steps, gpu_bw, csv);
     se_neuron_model_free(&model);
     se_morphology_free(&mo);
   }
@@ -252,7 +272,7 @@ int se_bench_step(int argc, char **argv) {
     if (rc)
       fprintf(stderr, "simengine-bench step: %s\n", err.message);
     else
-      rc = bench_rows("mixed", &model, SE_VARIANTS(per_mixed), (int)steps, gpu_bw, csv);
+      rc = bench_rows("mixed", &model, SE_VARIANTS(per_mixed), only, (int)steps, gpu_bw, csv);
     se_neuron_model_free(&model);
   }
   if (!rc && huge_swc[0]) {
@@ -261,7 +281,8 @@ int se_bench_step(int argc, char **argv) {
     if (rc)
       fprintf(stderr, "simengine-bench step: %s\n", err.message);
     else
-      rc = bench_rows("huge", &model, SE_VARIANTS(per_huge), (int)huge_steps, gpu_bw, csv);
+      rc = bench_rows("huge", &model, SE_VARIANTS(per_huge), only, (int)huge_steps, gpu_bw,
+                      csv);
     se_neuron_model_free(&model);
   }
 #undef SE_VARIANTS

@@ -36,13 +36,15 @@ static const char *usage =
     "  --gpus N                 GPUs per rank (default: the node's visible GPUs shared out over\n"
     "                           its ranks, at least 1 when there is one; 0 = CPU only). Rank r of\n"
     "                           a node uses devices (r * N + k) mod (visible devices).\n"
-    "  --gpu-kernel fused|phases|fused2|branch|auto\n"
+    "  --gpu-kernel fused|phases|fused2|coop|branch|auto\n"
     "                           one fused kernel per step, three kernels (assembly, solve,\n"
     "                           update), the streaming fused kernel (one backward and one forward\n"
-    "                           pass per step), every cell its own tree (branch-level solve, EDD\n"
-    "                           for cells of 10000+ compartments), or auto: branch when same-\n"
+    "                           pass per step), coop (fused2's step, 4 threads per cell, all on\n"
+    "                           chip), every cell its own tree (branch-level solve, EDD for cells\n"
+    "                           of 10000+ compartments), or auto: branch when same-\n"
     "                           morphology groups fill < 16 of 32 lanes or a cell is that large,\n"
-    "                           else fused2 (docs/gpu.md). Default: auto\n"
+    "                           else coop when cells have <= 128 compartments and >= 25% of them\n"
+    "                           hh, else fused2 (docs/gpu.md). Default: auto\n"
     "  --cpu-worker on|off      a CPU worker (the OpenMP threads not driving a GPU) beside the\n"
     "                           GPU workers (default: on when --balance is paper or rate, else\n"
     "                           off; a rank without GPUs always has it)\n"
@@ -238,7 +240,8 @@ static int parse_options(int argc, char **argv, run_options *o, int rank, se_err
         o->engine.gpu_fused = k;
       else {
         se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__,
-                     "--gpu-kernel '%s': expected fused, phases, fused2, branch or auto", next);
+                     "--gpu-kernel '%s': expected fused, phases, fused2, coop, branch or auto",
+                     next);
         return 2;
       }
     } else if (!strcmp(a, "--cpu-worker")) {

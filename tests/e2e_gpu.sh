@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# GPU agreement (issue 3): the CUDA backend (fused, three-kernel, streaming fused2, branch with EDD
-# for huge cells, auto) against the CPU path over 100 ms HH runs, all compartments recorded in
-# float64: voltages within 1e-6 mV, identical spike counts, spike times within 1e-6 ms. Inputs:
+# GPU agreement (issue 3): the CUDA backend (fused, three-kernel, streaming fused2, coop, branch
+# with EDD for huge cells, auto) against the CPU path over 100 ms HH runs, all compartments
+# recorded in float64: voltages within 1e-6 mV, identical spike counts, spike times within 1e-6 ms.
+# Inputs:
 #   mix:      the six synthetic classes (40 cells each) and every real morphology of
 #             data/morphologies (3 cells each);
 #   distinct: every cell its own shape (each SWC once, four seeds of each class);
@@ -9,7 +10,8 @@
 #             EDD), with a small cell beside them (through the branch plan).
 # fused2 also runs with its other code paths forced (docs/gpu.md: y spilled to global memory
 # below the last 5 rows, accumulators in global memory, two chunks of loads ahead, no L2 hints);
-# branch also with EDD for every cell of 300+ compartments. Skips (77) without a GPU.
+# coop runs at widths 32 and 8 and on two ranks; branch also with EDD for every cell of 300+
+# compartments. Skips (77) without a GPU.
 # SE_E2E_GPU_RUNS (optional) picks a subset of the GPU runs by name (default: all of them).
 # Each input's CPU reference runs beside the GPU runs, and each comparison as soon as its run is
 # done.
@@ -38,6 +40,9 @@ gpu_run() {
     stream2r) run 2 "$in" -o "$out" --gpus 1 --gpu-kernel fused2 ;;
     streamg) SE_STREAM_ROWS=5 SE_STREAM_ACC=rhs SE_STREAM_AHEAD=2 SE_STREAM_HINTS=0 \
                run 1 "$in" -o "$out" --gpus 1 --gpu-kernel fused2 ;;
+    coop) SE_COOP_VERBOSE=1 run 1 "$in" -o "$out" --gpus 1 --gpu-kernel coop 2>&1 | tail -3 ;;
+    coop8) run 1 "$in" -o "$out" --gpus 1 --gpu-kernel coop --width 8 ;;
+    coop2r) run 2 "$in" -o "$out" --gpus 1 --gpu-kernel coop ;;
     branch) run 1 "$in" -o "$out" --gpus 1 --gpu-kernel branch ;;
     branch2r) run 2 "$in" -o "$out" --gpus 1 --gpu-kernel branch ;;
     branchedd) SE_EDD_MIN_COMP=300 run 1 "$in" -o "$out" --gpus 1 --gpu-kernel branch ;;
@@ -46,7 +51,7 @@ gpu_run() {
     *) echo "unknown GPU run '$1'"; return 1 ;;
   esac
 }
-runs=${SE_E2E_GPU_RUNS:-fused phases fused8 fused2r stream stream8 stream2r streamg branch branch2r branchedd distinct huge}
+runs=${SE_E2E_GPU_RUNS:-fused phases fused8 fused2r stream stream8 stream2r streamg coop coop8 coop2r branch branch2r branchedd distinct huge}
 declare -A need=() cpu=()
 for f in $runs; do need[$(input_of "$f")]=1; done
 args=()

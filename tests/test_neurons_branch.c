@@ -1,8 +1,9 @@
 /* The CUDA backend's choice of step kernel (SE_GPU_KERNEL_AUTO) and EDD threshold
  * (cuda/neurons_branch.h, docs/gpu.md "auto"), on engines built with the CPU backend: host code
  * only, no GPU needed. The lanes rule is checked at its boundary (15 and 16 cells of one
- * morphology), with several morphologies, with a cell at the EDD threshold and just below it,
- * and explicit kernels pass through. Exits 77 in a build without CUDA. */
+ * morphology), with several morphologies, with a cell at the EDD threshold and just below it;
+ * the coop rule by cell size and hh share; explicit kernels pass through. Exits 77 in a build
+ * without CUDA. */
 #include <stdlib.h>
 
 #include "se_test.h"
@@ -50,21 +51,27 @@ static int pick(int n_morph, const int64_t *copies, int kernel, int64_t edd_min_
 
 int main(void) {
   se_test_state st = {0};
-  const int A = SE_GPU_KERNEL_AUTO, B = SE_GPU_KERNEL_BRANCH, F2 = SE_GPU_KERNEL_FUSED2;
+  const int A = SE_GPU_KERNEL_AUTO, B = SE_GPU_KERNEL_BRANCH, F2 = SE_GPU_KERNEL_FUSED2,
+            CO = SE_GPU_KERNEL_COOP;
   int64_t n0 = 0, edd = 0;
   unsetenv("SE_EDD_MIN_COMP");
-  /* one morphology: the mean lanes per 32-lane group is the cell count up to 32 */
+  /* one morphology: the mean lanes per 32-lane group is the cell count up to 32; small-low (76
+   * compartments, 23 with hh) then goes to coop */
   const int64_t c15[] = {15}, c16[] = {16}, c64[] = {64}, c33[] = {33};
   SE_EXPECT(&st, pick(1, c15, A, 0, &n0, &edd) == B, "15 cells of one shape: branch");
   SE_EXPECT(&st, edd == SE_GPU_EDD_MIN_COMP, "default threshold %lld", (long long)edd);
-  SE_EXPECT(&st, pick(1, c16, A, 0, &n0, &edd) == F2, "16 cells of one shape: fused2");
-  SE_EXPECT(&st, pick(1, c64, A, 0, &n0, &edd) == F2, "64 cells: 32 lanes per group");
+  SE_EXPECT(&st, pick(1, c16, A, 0, &n0, &edd) == CO, "16 cells of one shape: coop");
+  SE_EXPECT(&st, pick(1, c64, A, 0, &n0, &edd) == CO, "64 cells: 32 lanes per group");
   /* 33 cells need 2 groups: 16.5 lanes per group */
-  SE_EXPECT(&st, pick(1, c33, A, 0, &n0, &edd) == F2, "33 cells: 16.5 lanes per group");
+  SE_EXPECT(&st, pick(1, c33, A, 0, &n0, &edd) == CO, "33 cells: 16.5 lanes per group");
   /* several morphologies: 40 + 1 + 1 cells in 2 + 1 + 1 groups = 10.5 lanes; 60 + 2: 20.7 */
   const int64_t few[] = {40, 1, 1}, many[] = {60, 2};
   SE_EXPECT(&st, pick(3, few, A, 0, &n0, &edd) == B, "40 + 1 + 1 cells: branch");
-  SE_EXPECT(&st, pick(2, many, A, 0, &n0, &edd) == F2, "60 + 2 cells: fused2");
+  SE_EXPECT(&st, pick(2, many, A, 0, &n0, &edd) == CO, "60 + 2 cells: coop");
+  /* the coop rule: small-low, small-high (6 of 76 with hh), medium-low (305 compartments) */
+  const int64_t big[] = {16, 16, 32}, low_hh[] = {16, 48};
+  SE_EXPECT(&st, pick(3, big, A, 0, &n0, &edd) == F2, "a cell of 305 compartments: fused2");
+  SE_EXPECT(&st, pick(2, low_hh, A, 0, &n0, &edd) == F2, "13.5%% of compartments hh: fused2");
   /* every cell its own shape */
   const int64_t own[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
   SE_EXPECT(&st, pick(16, own, A, 0, &n0, &edd) == B, "16 shapes of one cell: branch");
@@ -72,7 +79,7 @@ int main(void) {
   (void)pick(1, c64, A, 0, &n0, &edd);
   SE_EXPECT(&st, pick(1, c64, A, n0, &n0, &edd) == B, "a cell of %lld >= threshold", (long long)n0);
   SE_EXPECT(&st, edd == n0, "threshold option %lld", (long long)edd);
-  SE_EXPECT(&st, pick(1, c64, A, n0 + 1, &n0, &edd) == F2, "cells below the threshold");
+  SE_EXPECT(&st, pick(1, c64, A, n0 + 1, &n0, &edd) == CO, "cells below the threshold");
   setenv("SE_EDD_MIN_COMP", "77", 1);
   (void)pick(1, c64, A, 0, &n0, &edd);
   SE_EXPECT(&st, edd == 77, "threshold from the environment: %lld", (long long)edd);
@@ -82,6 +89,7 @@ int main(void) {
   /* explicit kernels are kept */
   for (int k = SE_GPU_KERNEL_PHASES; k <= SE_GPU_KERNEL_BRANCH; k++)
     SE_EXPECT(&st, pick(16, own, k, 0, &n0, &edd) == k, "kernel %d kept", k);
+  SE_EXPECT(&st, pick(16, own, CO, 0, &n0, &edd) == CO, "kernel coop kept");
   return se_test_finish(&st, "neurons_branch_route");
 }
 #else

@@ -12,6 +12,7 @@
 
 #include "neurons_impl.h"
 #include "neurons_math.h"
+#include "neurons_coop.h"
 #include "neurons_stream.h"
 #include "se_test.h"
 #include "swc.h"
@@ -90,8 +91,10 @@ static void build_model(se_neuron_model *m) {
   }
 }
 
+/* A host run: fused2's reference with a stack depth and accumulator placement, or (coop: threads
+ * per cell) the coop kernel's host model (neurons_coop.c; stack_rows: its cap_percent). */
 typedef struct config {
-  int width, stack_rows, onchip;
+  int width, stack_rows, onchip, coop;
 } config;
 
 static void run_config(se_test_state *st, const se_neuron_model *m, config cfg) {
@@ -110,6 +113,11 @@ static void run_config(se_test_state *st, const se_neuron_model *m, config cfg) 
     fprintf(stderr, "%s\n", err.message);
     exit(1);
   }
+  se_coop_tables ctab = {0};
+  if (cfg.coop && se_coop_build(b, &tab, cfg.coop, cfg.stack_rows, &ctab, &err) != SE_OK) {
+    fprintf(stderr, "%s\n", err.message);
+    exit(1);
+  }
   int onchip = cfg.onchip && tab.slots <= SE_STREAM_MAX_SLOTS;
   int64_t nc = m->n_cells, steps = se_neuron_model_steps(m), spikes_a = 0, spikes_b = 0;
   double *before = calloc((size_t)nc, sizeof *before), *after = calloc((size_t)nc, sizeof *after);
@@ -121,9 +129,10 @@ static void run_config(se_test_state *st, const se_neuron_model *m, config cfg) 
   int update = 0;
   for (int64_t step = 0; step < steps; step++) {
     double t = b->t;
-    if (se_neurons_step(a, &err) != SE_OK ||
-        se_stream_reference_step(b, &tab, cfg.stack_rows, onchip, update, before, after, &err) !=
-            SE_OK) {
+    int rc = cfg.coop ? se_coop_reference_step(b, &ctab, update, before, after, &err)
+                      : se_stream_reference_step(b, &tab, cfg.stack_rows, onchip, update, before,
+                                                 after, &err);
+    if (se_neurons_step(a, &err) != SE_OK || rc != SE_OK) {
       fprintf(stderr, "%s\n", err.message);
       exit(1);
     }
@@ -172,10 +181,16 @@ static void run_config(se_test_state *st, const se_neuron_model *m, config cfg) 
     for (int64_t k = 0; k < na[c] && k < nb[c]; k++)
       max_dt = fmax(max_dt, fabs(ta[c * 1000 + k] - tb[c * 1000 + k]));
   }
-  printf("width %2d, stack rows %4d, accumulators %s (%d slots): max |dv| %.3g mV, gates %.3g, "
-         "%lld spikes (cpu %lld), max |dt| %.3g ms\n",
-         cfg.width, cfg.stack_rows, onchip ? "on chip" : "in rhs", tab.slots, max_dv, max_gate,
-         (long long)spikes_b, (long long)spikes_a, max_dt);
+  if (cfg.coop)
+    printf("coop model, %d threads per cell, width %2d, cap %3d%%: max |dv| %.3g mV, gates "
+           "%.3g, %lld spikes (cpu %lld), max |dt| %.3g ms\n",
+           cfg.coop, cfg.width, cfg.stack_rows, max_dv, max_gate, (long long)spikes_b,
+           (long long)spikes_a, max_dt);
+  else
+    printf("width %2d, stack rows %4d, accumulators %s (%d slots): max |dv| %.3g mV, gates %.3g, "
+           "%lld spikes (cpu %lld), max |dt| %.3g ms\n",
+           cfg.width, cfg.stack_rows, onchip ? "on chip" : "in rhs", tab.slots, max_dv, max_gate,
+           (long long)spikes_b, (long long)spikes_a, max_dt);
   SE_EXPECT(st, max_dv <= 1e-7, "max voltage difference %g mV", max_dv);
   SE_EXPECT(st, max_gate <= 1e-9, "max gate difference %g after finish", max_gate);
   SE_EXPECT(st, count_mismatch == 0 && spikes_a == spikes_b, "%lld cells with other spike counts",
@@ -188,6 +203,7 @@ static void run_config(se_test_state *st, const se_neuron_model *m, config cfg) 
   free(tb);
   free(na);
   free(nb);
+  se_coop_free(&ctab);
   se_stream_free(&tab);
   se_neurons_destroy(a);
   se_neurons_destroy(b);
@@ -232,11 +248,11 @@ static void check_tables(se_test_state *st, const se_neuron_model *m) {
   se_neurons_destroy(e);
 }
 
-/* The CUDA kernel itself (when a GPU is visible): the CPU backend against gpu_fused = 2 with
- * the given knobs, a se_neurons_sync (which finishes the deferred gates) every 97 steps;
- * voltages of every compartment and the gates compared at each sync, spikes at the end. */
-static void run_gpu(se_test_state *st, const se_neuron_model *m, int width, const char *rows,
-                    const char *acc, const char *ahead, const char *hints) {
+/* The CUDA kernels themselves (when a GPU is visible): the CPU backend against `kernel` (fused2
+ * with the given knobs, or coop), a se_neurons_sync (which finishes the deferred gates) every 97
+ * steps; voltages of every compartment and the gates compared at each sync, spikes at the end. */
+static void run_gpu(se_test_state *st, const se_neuron_model *m, int kernel, int width,
+                    const char *rows, const char *acc, const char *ahead, const char *hints) {
   se_error err = {0};
   rows ? setenv("SE_STREAM_ROWS", rows, 1) : unsetenv("SE_STREAM_ROWS");
   acc ? setenv("SE_STREAM_ACC", acc, 1) : unsetenv("SE_STREAM_ACC");
@@ -245,7 +261,7 @@ static void run_gpu(se_test_state *st, const se_neuron_model *m, int width, cons
   se_neurons_options oc = se_neurons_default_options(), og = oc;
   oc.interleave_width = og.interleave_width = width;
   og.backend = SE_BACKEND_CUDA;
-  og.gpu_fused = 2;
+  og.gpu_fused = kernel;
   se_neurons_t a = NULL, b = NULL;
   if (se_neurons_create(m, 0, m->n_cells, &oc, &a, &err) != SE_OK ||
       se_neurons_create(m, 0, m->n_cells, &og, &b, &err) != SE_OK) {
@@ -309,9 +325,11 @@ static void run_gpu(se_test_state *st, const se_neuron_model *m, int width, cons
       matched++;
     max_dt = fmax(max_dt, best);
   }
-  printf("GPU width %2d rows %s acc %s ahead %s hints %s: max |dv| %.3g mV, gates %.3g, %lld "
-         "spikes (cpu %lld, %lld matched), max |dt| %.3g ms\n",
-         width, rows ? rows : "auto", acc ? acc : "auto", ahead ? ahead : "1",
+  printf("GPU %s (threads per cell %s) width %2d rows %s acc %s ahead %s hints %s: max |dv| %.3g "
+         "mV, gates %.3g, %lld spikes (cpu %lld, %lld matched), max |dt| %.3g ms\n",
+         se_gpu_kernel_name(kernel), getenv("SE_COOP_LANES") ? getenv("SE_COOP_LANES") : "-",
+         width, rows ? rows : "auto", acc ? acc : "auto",
+         ahead ? ahead : "1",
          hints ? hints : "1",
          max_dv, max_gate, (long long)count[1], (long long)count[0], (long long)matched, max_dt);
   SE_EXPECT(st, max_dv <= 1e-7, "GPU: max voltage difference %g mV", max_dv);
@@ -332,15 +350,26 @@ int main(void) {
   se_neuron_model m;
   build_model(&m);
   check_tables(&st, &m);
-  const config configs[] = {{8, 100000, 1}, {8, 0, 0}, {1, 5, 1}, {3, 40, 0}, {32, 60, 1},
-                            {32, 0, 1}};
+  const config configs[] = {{8, 100000, 1, 0}, {8, 0, 0, 0}, {1, 5, 1, 0}, {3, 40, 0, 0},
+                            {32, 60, 1, 0},    {32, 0, 1, 0}, {32, 0, 0, 4}, {3, 100, 0, 8},
+                            {8, 0, 0, 2}};
   for (size_t k = 0; k < sizeof configs / sizeof configs[0]; k++)
     run_config(&st, &m, configs[k]);
   if (se_gpu_count() > 0) {
-    run_gpu(&st, &m, 32, NULL, NULL, NULL, NULL);
-    run_gpu(&st, &m, 32, "0", NULL, "2", "1");
-    run_gpu(&st, &m, 8, "3", "rhs", "1", "0");
-    run_gpu(&st, &m, 1, "17", NULL, "2", "0");
+    const int F2 = SE_GPU_KERNEL_FUSED2, CO = SE_GPU_KERNEL_COOP;
+    run_gpu(&st, &m, F2, 32, NULL, NULL, NULL, NULL);
+    run_gpu(&st, &m, F2, 32, "0", NULL, "2", "1");
+    run_gpu(&st, &m, F2, 8, "3", "rhs", "1", "0");
+    run_gpu(&st, &m, F2, 1, "17", NULL, "2", "0");
+    run_gpu(&st, &m, CO, 32, NULL, NULL, NULL, NULL);
+    run_gpu(&st, &m, CO, 3, NULL, NULL, NULL, NULL);
+    setenv("SE_COOP_LANES", "8", 1);
+    run_gpu(&st, &m, CO, 32, NULL, NULL, NULL, NULL);
+    setenv("SE_COOP_LANES", "2", 1);
+    setenv("SE_COOP_CAP", "100", 1);
+    run_gpu(&st, &m, CO, 1, NULL, NULL, NULL, NULL);
+    unsetenv("SE_COOP_LANES");
+    unsetenv("SE_COOP_CAP");
   } else {
     printf("GPU part skipped: no GPU\n");
   }

@@ -134,19 +134,24 @@ typedef struct se_neurons_options {
 /* Values of se_neurons_options.gpu_fused (docs/gpu.md). BRANCH: every cell its own tree, the
  * branch-level Hines solve (huge cells by EDD); AUTO: BRANCH when the cells fill fewer than
  * SE_GPU_AUTO_MIN_LANES of the 32 lanes of their same-morphology groups on average, or when a
- * cell has at least gpu_edd_min_comp compartments; FUSED2 otherwise. */
+ * cell has at least gpu_edd_min_comp compartments; else COOP when no cell has more than
+ * SE_GPU_COOP_MAX_COMP compartments and at least SE_GPU_COOP_MIN_HH_PERCENT % of the
+ * compartments have hh (where coop was measured faster); FUSED2 otherwise. */
 enum {
   SE_GPU_KERNEL_PHASES = 0,
   SE_GPU_KERNEL_FUSED = 1,
   SE_GPU_KERNEL_FUSED2 = 2,
   SE_GPU_KERNEL_BRANCH = 3,
-  SE_GPU_KERNEL_AUTO = 4
+  SE_GPU_KERNEL_AUTO = 4,
+  SE_GPU_KERNEL_COOP = 5 /* fused2's step, several threads per cell, on chip (docs/gpu.md) */
 };
 /* The name of a SE_GPU_KERNEL_* value as --gpu-kernel spells it ("phases", "fused", "fused2",
- * "branch", "auto"); NULL for any other value. */
+ * "branch", "auto", "coop"); NULL for any other value. */
 const char *se_gpu_kernel_name(int kernel);
 
 #define SE_GPU_AUTO_MIN_LANES 16
+#define SE_GPU_COOP_MAX_COMP 128
+#define SE_GPU_COOP_MIN_HH_PERCENT 25
 #define SE_GPU_EDD_MIN_COMP 10000
 
 /* Default options: CPU backend, interleaved layout of width 8, GPU kernel SE_GPU_KERNEL_AUTO. */
@@ -239,7 +244,7 @@ int se_neurons_import_state(se_neurons_t engine, int64_t steps_taken, const doub
 int64_t se_neurons_steps_taken(se_neurons_t engine);
 
 /* The step an engine runs: "cpu" on the CPU backend, else its GPU kernel with
- * SE_GPU_KERNEL_AUTO resolved ("phases", "fused", "fused2" or "branch"). Not collective. */
+ * SE_GPU_KERNEL_AUTO resolved ("phases", "fused", "fused2", "branch" or "coop"). Not collective. */
 const char *se_neurons_step_name(se_neurons_t engine);
 
 /* Free and total memory of CUDA device `device` in bytes (cudaMemGetInfo). SE_ERR_UNSUPPORTED in

@@ -1,0 +1,427 @@
+/* The cooperative ("coop") step: per-morphology plans and a host model of the CUDA kernel
+ * (neurons_coop.h; docs/gpu.md, "coop"). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "neurons_coop.h"
+#include "neurons_math.h"
+#include "se_error.h"
+
+void se_coop_free(se_coop_tables *tab) {
+  free(tab->morph);
+  free(tab->rec);
+  free(tab->hh);
+  free(tab->ev);
+  memset(tab, 0, sizeof *tab);
+}
+
+/* Range boundaries s[0..L]. A range [lo, hi) leaves as trunk rows those with a descendant at or
+ * beyond hi: T(lo, hi) = #{i in [lo, hi): maxd[i] >= hi}. For each cap on the range length
+ * (from n / L up to 1.5 n / L, 8 values; or cap_percent of n / L alone when not 0) a dynamic
+ * program over the boundaries gives the fewest trunk rows; the cap and its boundaries minimising
+ * the estimated step cost (per lockstep step: 1b + 3b, about 55 instructions; per trunk row: its
+ * event, a boundary row's event and its substitution, about 95) are kept. dp, from: (L + 1) x
+ * (n + 1) scratch. */
+static void choose_ranges(const int32_t *maxd, int32_t n, int L, int cap_percent, int32_t *s,
+                          int32_t *dp, int32_t *from) {
+  const int32_t base = (n + L - 1) / L;
+  int64_t best_cost = INT64_MAX;
+  for (int c = 0; c < 8; c++) {
+    int32_t cap = base + (int32_t)((int64_t)c * base / 14);
+    if (c > 0 && cap == base + (int32_t)((int64_t)(c - 1) * base / 14))
+      continue;
+    if (cap_percent > 0) {
+      if (c > 0)
+        break;
+      cap = (int32_t)(((int64_t)n * cap_percent + 100 * L - 1) / (100 * L));
+      cap = cap < base ? base : cap;
+    }
+    const int32_t W1 = n + 1;
+    for (int32_t x = 0; x <= n; x++)
+      dp[x] = x == 0 ? 0 : INT32_MAX;
+    for (int j = 0; j < L; j++) {
+      int32_t *cur = dp + (int64_t)(j + 1) * W1, *prev = dp + (int64_t)j * W1;
+      for (int32_t hi = 0; hi <= n; hi++) {
+        cur[hi] = INT32_MAX;
+        int32_t t = 0;
+        for (int32_t lo = hi; lo >= 0 && hi - lo <= cap; lo--) {
+          if (lo < hi)
+            t += maxd[lo] >= hi;
+          if (prev[lo] != INT32_MAX && prev[lo] + t < cur[hi]) {
+            cur[hi] = prev[lo] + t;
+            from[(int64_t)(j + 1) * W1 + hi] = lo;
+          }
+        }
+      }
+    }
+    const int32_t trunk = dp[(int64_t)L * W1 + n];
+    if (trunk == INT32_MAX)
+      continue;
+    const int64_t cost = 55 * (int64_t)cap + 95 * (int64_t)trunk;
+    if (cost < best_cost) {
+      best_cost = cost;
+      s[L] = n;
+      for (int j = L; j > 0; j--)
+        s[j - 1] = from[(int64_t)j * W1 + s[j]];
+    }
+  }
+}
+
+/* The plan of one morphology of n rows for L threads per cell (fused2's rows sr, per-morphology
+ * constants from k0). Adds its records to the growing arrays of tab; scratch arrays of n entries
+ * (dp, from: (L + 1) x (n + 1)) are passed in. */
+static int build_morphology(const struct se_neurons *e, int64_t k0, int32_t n,
+                            const se_stream_row *sr, se_coop_tables *tab, se_coop_morph *mo, int L,
+                            int32_t *maxd, int32_t *slot, int32_t *xf, int32_t *xa, int32_t *xe,
+                            uint8_t *kind, int32_t *dp, int32_t *from, int cap_percent,
+                            se_error *err) {
+  int32_t *s = mo->s;
+  for (int j = 0; j <= L; j++) /* even split: overwritten by choose_ranges */
+    s[j] = (int32_t)((int64_t)n * j / L);
+  for (int32_t i = 0; i < n; i++)
+    maxd[i] = i;
+  for (int32_t i = n - 1; i > 0; i--)
+    if (maxd[i] > maxd[sr[i].parent])
+      maxd[sr[i].parent] = maxd[i];
+  choose_ranges(maxd, n, L, cap_percent, s, dp, from);
+  int32_t steps = 0, n_hh = 0, n_ev = 0, trunk = 0;
+  for (int j = 0; j < L; j++)
+    if (s[j + 1] - s[j] > steps)
+      steps = s[j + 1] - s[j];
+  /* kinds, slots */
+  for (int j = 0; j < L; j++)
+    for (int32_t i = s[j]; i < s[j + 1]; i++) {
+      slot[i] = (s[j + 1] - 1 - i) * L + j;
+      kind[i] = i == 0 || maxd[i] >= s[j + 1] ? SE_COOP_TRUNK : 0;
+    }
+  for (int32_t i = 1; i < n; i++)
+    if (!kind[i] && kind[sr[i].parent] == SE_COOP_TRUNK)
+      kind[i] = SE_COOP_BOUNDARY;
+  int32_t next = steps * L;
+  for (int32_t i = 0; i < n; i++) {
+    const uint32_t meta = sr[i].meta;
+    xf[i] = xa[i] = xe[i] = -1;
+    if (!(meta & SE_STREAM_DCONST))
+      xf[i] = next++;
+    if (meta & SE_STREAM_OWN) { /* DACC implies OWN: a DPUSH child is not i + 1 */
+      xa[i] = next;
+      next += (meta & SE_STREAM_DACC) ? 2 : 1;
+    }
+    if (kind[i] == SE_COOP_BOUNDARY) { /* a DCONST row pushes no g f */
+      xe[i] = next;
+      next += (meta & SE_STREAM_DCONST) ? 1 : 2;
+    }
+    n_ev += kind[i] != 0;
+    trunk += kind[i] == SE_COOP_TRUNK;
+    n_hh += !!(meta & SE_STREAM_HH);
+  }
+  mo->steps = steps;
+  mo->hh_steps = (n_hh + L - 1) / L;
+  mo->n_ev = n_ev;
+  mo->slots = next;
+  mo->trunk = trunk;
+  mo->rec = tab->n_rec;
+  mo->hh = tab->n_hh;
+  mo->ev = tab->n_ev;
+  const int64_t n_rec = (int64_t)steps * 4 * L, n_hhc = (int64_t)mo->hh_steps * 5 * L,
+                n_evc = (int64_t)n_ev * 4;
+  se_coop_chunk *rec = realloc(tab->rec, (size_t)(tab->n_rec + n_rec + 1) * sizeof *rec);
+  if (rec)
+    tab->rec = rec;
+  se_coop_chunk *hh = realloc(tab->hh, (size_t)(tab->n_hh + n_hhc + 1) * sizeof *hh);
+  if (hh)
+    tab->hh = hh;
+  se_coop_chunk *ev = realloc(tab->ev, (size_t)(tab->n_ev + n_evc + 1) * sizeof *ev);
+  if (ev)
+    tab->ev = ev;
+  if (!rec || !hh || !ev)
+    SE_FAIL(err, SE_ERR_NOMEM, "out of memory for the coop plan of a morphology of %d rows", n);
+  rec += tab->n_rec;
+  hh += tab->n_hh;
+  ev += tab->n_ev;
+  memset(rec, 0, (size_t)n_rec * sizeof *rec);
+  memset(hh, 0, (size_t)n_hhc * sizeof *hh);
+  memset(ev, 0, (size_t)n_evc * sizeof *ev);
+  tab->n_rec += n_rec;
+  tab->n_hh += n_hhc;
+  tab->n_ev += n_evc;
+  /* row records; padding steps at the end of short ranges */
+  for (int j = 0; j < L; j++)
+    for (int32_t k = 0; k < steps; k++) {
+      se_coop_chunk *q[4];
+      for (int c = 0; c < 4; c++)
+        q[c] = &rec[((int64_t)k * 4 + c) * L + j];
+      const int32_t i = s[j + 1] - 1 - k;
+      if (i < s[j]) {
+        q[1]->i[2] = -1;
+        q[2]->i[0] = q[2]->i[1] = q[2]->i[2] = -1;
+        q[2]->u[3] = SE_COOP_PAD;
+        continue;
+      }
+      const se_stream_row *r = &sr[i];
+      const int32_t p = r->parent;
+      q[0]->d[0] = r->d;
+      q[0]->d[1] = r->g;
+      q[1]->d[0] = r->f;
+      q[1]->i[2] = p >= 0 ? slot[p] : -1;
+      q[1]->u[3] = r->meta;
+      q[2]->i[0] = xf[i];
+      q[2]->i[1] = kind[i] == SE_COOP_BOUNDARY ? xe[i] : p >= 0 ? xa[p] : -1;
+      q[2]->i[2] = xa[i];
+      q[2]->u[3] = kind[i];
+      q[3]->d[0] = r->a;
+      q[3]->d[1] = r->c;
+    }
+  /* hh records: hh row number h goes to thread h % L, step h / L */
+  for (int32_t k = 0; k < mo->hh_steps; k++)
+    for (int j = 0; j < L; j++)
+      hh[((int64_t)k * 5 + 4) * L + j].i[0] = -1;
+  for (int32_t i = 0, h = 0; i < n; i++) {
+    if (!(sr[i].meta & SE_STREAM_HH))
+      continue;
+    const int64_t k = h / L, j = h % L, c = k0 + i;
+    se_coop_chunk *q = &hh[k * 5 * L + j];
+    q[0].d[0] = e->gna[c];
+    q[0].d[1] = e->gk[c];
+    q[L].d[0] = e->ena[c];
+    q[L].d[1] = e->ek[c];
+    q[2 * L].d[0] = sr[i].a;
+    q[2 * L].d[1] = sr[i].c;
+    q[3 * L].d[0] = sr[i].d;
+    q[4 * L].i[0] = i;
+    q[4 * L].i[1] = slot[i];
+    q[4 * L].i[2] = xf[i];
+    h++;
+  }
+  /* events, decreasing row order */
+  for (int32_t i = n - 1, q = 0; i >= 0; i--) {
+    if (!kind[i])
+      continue;
+    const se_stream_row *r = &sr[i];
+    const int32_t p = r->parent;
+    se_coop_chunk *c = &ev[(int64_t)q++ * 4];
+    c[0].d[0] = r->d;
+    c[0].d[1] = r->g;
+    c[1].d[0] = r->f;
+    c[1].i[2] = slot[i];
+    c[1].i[3] = p >= 0 ? slot[p] : -1;
+    c[2].u[0] = r->meta | (kind[i] == SE_COOP_TRUNK ? SE_COOP_EV_TRUNK : 0u);
+    c[2].i[1] = xf[i];
+    c[2].i[2] = xe[i];
+    c[2].i[3] = xa[i];
+    c[3].i[0] = i;
+    c[3].i[1] = p >= 0 ? xa[p] : -1;
+  }
+  return SE_OK;
+}
+
+int se_coop_build(const struct se_neurons *e, const se_stream_tables *st, int lanes,
+                  int cap_percent, se_coop_tables *tab, se_error *err) {
+  memset(tab, 0, sizeof *tab);
+  if (lanes != 2 && lanes != 4 && lanes != 8)
+    SE_FAIL(err, SE_ERR_ARG, "coop step: %d threads per cell (2, 4 or 8)", lanes);
+  const int L = lanes;
+  tab->lanes = lanes;
+  int32_t nm = 0, nmax = 1;
+  for (int64_t g = 0; g < e->n_groups; g++) {
+    if (e->groups[g].morphology + 1 > nm)
+      nm = e->groups[g].morphology + 1;
+    if (e->groups[g].n_comp > nmax)
+      nmax = e->groups[g].n_comp;
+  }
+  tab->n_morph = nm;
+  SE_CALLOC(err, tab->morph, nm, "coop plans");
+  int32_t *scratch = calloc((size_t)nmax * 5, sizeof *scratch);
+  uint8_t *kind = calloc((size_t)nmax, 1);
+  const size_t dp_size = (size_t)(L + 1) * ((size_t)nmax + 1);
+  int32_t *dp = malloc(dp_size * sizeof *dp), *from = malloc(dp_size * sizeof *from);
+  int rc = SE_OK;
+  if (!scratch || !kind || !dp || !from)
+    rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
+                      "out of memory for the coop plans (%d rows)", nmax);
+  for (int64_t g = 0; g < e->n_groups && rc == SE_OK; g++) {
+    const se_group *grp = &e->groups[g];
+    se_coop_morph *mo = &tab->morph[grp->morphology];
+    if (mo->steps > 0)
+      continue;
+    const int64_t k0 = e->topology[grp->morphology].base;
+    rc = build_morphology(e, k0, grp->n_comp, st->rows + k0, tab, mo, L, scratch,
+                          scratch + nmax, scratch + 2 * (size_t)nmax, scratch + 3 * (size_t)nmax,
+                          scratch + 4 * (size_t)nmax, kind, dp, from, cap_percent, err);
+    if (mo->slots > tab->max_slots)
+      tab->max_slots = mo->slots;
+  }
+  free(scratch);
+  free(kind);
+  free(dp);
+  free(from);
+  if (rc != SE_OK)
+    se_coop_free(tab);
+  return rc;
+}
+
+/* ---- host model ---------------------------------------------------------------------------- */
+
+/* The push of an eliminated row to its parent: in registers (PREV: the parent is the next row
+ * met), else into the parent's accumulators A (b, d; FIRST/DFIRST: the first push sets). */
+static inline void push_parent(uint32_t meta, double pb, double pd, double *A, double *cb,
+                               double *cd) {
+  if (meta & SE_STREAM_PREV) {
+    *cb = pb;
+    *cd = pd;
+    return;
+  }
+  *cb = *cd = 0.0;
+  if (meta & SE_STREAM_ROOT)
+    return;
+  A[0] = (meta & SE_STREAM_FIRST) ? pb : A[0] + pb;
+  if (meta & SE_STREAM_DPUSH)
+    A[1] = (meta & SE_STREAM_DFIRST) ? pd : A[1] + pd;
+}
+
+int se_coop_reference_step(struct se_neurons *e, const se_coop_tables *tab, int update_gates,
+                           double *root_before, double *root_after, se_error *err) {
+  const int64_t W = e->width;
+  const int L = tab->lanes;
+  double *istim = NULL, *S = NULL;
+  SE_CALLOC(err, istim, e->n_slots, "coop model stimulus");
+  S = calloc((size_t)(tab->max_slots > 0 ? tab->max_slots : 1), sizeof *S);
+  if (!S) {
+    free(istim);
+    SE_FAIL(err, SE_ERR_NOMEM, "out of memory for the coop model's slots");
+  }
+  /* clamps of a compartment summed from the last in model order, as the kernel walks them */
+  const double t_mid = e->t + 0.5 * e->dt;
+  for (int32_t k = e->n_stim - 1; k >= 0; k--)
+    if (se_iclamp_on(t_mid, e->stim_delay[k], e->stim_duration[k]))
+      istim[e->stim_slot[k]] += e->stim_amplitude[k];
+  for (int64_t c = 0; c < e->n_cells; c++)
+    root_before[c] = e->v[se_neurons_slot(e, c, 0)];
+  for (int64_t gi = 0; gi < e->n_groups; gi++) {
+    const se_group *grp = &e->groups[gi];
+    const se_coop_morph *mo = &tab->morph[grp->morphology];
+    const se_coop_chunk *rec = tab->rec + mo->rec, *hh = tab->hh + mo->hh, *ev = tab->ev + mo->ev;
+    for (int lane = 0; lane < grp->lanes; lane++) {
+      const int64_t s0 = grp->base + lane;
+      double *V = e->v + s0, *M = e->m + s0, *H = e->h + s0, *N = e->n + s0;
+      const double *I = istim + s0;
+      /* 0: passive rows' b0 */
+      for (int j = 0; j < L; j++)
+        for (int32_t k = 0; k < mo->steps; k++) {
+          const se_coop_chunk *q = &rec[(int64_t)k * 4 * L + j];
+          const int32_t i = mo->s[j + 1] - 1 - k;
+          if (i < mo->s[j] || (q[L].u[3] & SE_STREAM_HH))
+            continue;
+          S[k * L + j] = q[3 * L].d[0] * V[i * W] + q[3 * L].d[1] + I[i * W];
+        }
+      /* 1a: hh rows */
+      for (int32_t k = 0; k < mo->hh_steps; k++)
+        for (int j = 0; j < L; j++) {
+          const se_coop_chunk *q = &hh[(int64_t)k * 5 * L + j];
+          const int32_t i = q[4 * L].i[0];
+          if (i < 0)
+            continue;
+          double m = M[i * W], h = H[i * W], n = N[i * W], b = 0.0, dg = 0.0, bx = I[i * W];
+          const double v = V[i * W];
+          se_stream_hh(v, &m, &h, &n, update_gates, e->dt, e->q10, q[0].d[0], q[0].d[1],
+                       q[L].d[0], q[L].d[1], &b, &dg);
+          M[i * W] = m;
+          H[i * W] = h;
+          N[i * W] = n;
+          bx += b;
+          S[q[4 * L].i[1]] = q[2 * L].d[0] * v + q[2 * L].d[1] + bx;
+          S[q[4 * L].i[2]] = q[3 * L].d[0] + dg;
+        }
+      /* 1b: complete rows, ranges downwards */
+      for (int j = 0; j < L; j++) {
+        double cb = 0.0, cd = 0.0;
+        for (int32_t k = 0; k < mo->steps; k++) {
+          const se_coop_chunk *q = &rec[(int64_t)k * 4 * L + j];
+          const uint32_t meta = q[L].u[3], cfl = q[2 * L].u[3];
+          if (cfl & (SE_COOP_PAD | SE_COOP_TRUNK)) {
+            cb = cd = 0.0;
+            continue;
+          }
+          const int32_t sl = k * L + j, xf = q[2 * L].i[0], xo = q[2 * L].i[1],
+                        xa = q[2 * L].i[2];
+          const double ab = (meta & SE_STREAM_OWN) ? S[xa] : 0.0;
+          const double ad = (meta & SE_STREAM_DACC) ? S[xa + 1] : 0.0;
+          const double d0 = (meta & SE_STREAM_HH) ? S[xf] : q[0].d[0];
+          const se_stream_elim el =
+              se_coop_eliminate(S[sl], d0, q[0].d[1], q[L].d[0], meta, cb, cd, ab, ad);
+          S[sl] = el.y;
+          if (!(meta & SE_STREAM_DCONST))
+            S[xf] = el.f;
+          if (cfl & SE_COOP_BOUNDARY) {
+            S[xo] = el.push_b;
+            if (!(meta & SE_STREAM_DCONST))
+              S[xo + 1] = el.push_d;
+            cb = cd = 0.0;
+          } else {
+            push_parent(meta, el.push_b, el.push_d, S + (xo >= 0 ? xo : 0), &cb, &cd);
+          }
+        }
+      }
+      /* 2: events downwards */
+      double cb = 0.0, cd = 0.0;
+      for (int32_t q = 0; q < mo->n_ev; q++) {
+        const se_coop_chunk *c = &ev[(int64_t)q * 4];
+        const uint32_t meta = c[2].u[0];
+        const int32_t sl = c[1].i[2], xf = c[2].i[1], xe = c[2].i[2], xa = c[2].i[3];
+        double pb, pd;
+        if (meta & SE_COOP_EV_TRUNK) {
+          const double ab = (meta & SE_STREAM_OWN) ? S[xa] : 0.0;
+          const double ad = (meta & SE_STREAM_DACC) ? S[xa + 1] : 0.0;
+          const double d0 = (meta & SE_STREAM_HH) ? S[xf] : c[0].d[0];
+          const se_stream_elim el =
+              se_coop_eliminate(S[sl], d0, c[0].d[1], c[1].d[0], meta, cb, cd, ab, ad);
+          S[sl] = el.y;
+          if (!(meta & SE_STREAM_DCONST))
+            S[xf] = el.f;
+          pb = el.push_b;
+          pd = el.push_d;
+        } else {
+          pb = S[xe];
+          pd = (meta & SE_STREAM_DCONST) ? 0.0 : S[xe + 1];
+        }
+        push_parent(meta, pb, pd, S + (c[3].i[1] >= 0 ? c[3].i[1] : 0), &cb, &cd);
+      }
+      /* 3a: trunk upwards */
+      for (int32_t q = mo->n_ev - 1; q >= 0; q--) {
+        const se_coop_chunk *c = &ev[(int64_t)q * 4];
+        const uint32_t meta = c[2].u[0];
+        if (!(meta & SE_COOP_EV_TRUNK))
+          continue;
+        const int32_t sl = c[1].i[2];
+        const double y = S[sl];
+        const double f = (meta & SE_STREAM_DCONST) ? c[1].d[0] : S[c[2].i[1]];
+        const double x = (meta & SE_STREAM_ROOT) ? y : y + f * S[c[1].i[3]];
+        S[sl] = x;
+        V[c[3].i[0] * W] = x;
+      }
+      /* 3b: complete rows, ranges upwards */
+      for (int j = 0; j < L; j++) {
+        double xprev = 0.0;
+        for (int32_t k = mo->steps - 1; k >= 0; k--) {
+          const se_coop_chunk *q = &rec[(int64_t)k * 4 * L + j];
+          const uint32_t meta = q[L].u[3], cfl = q[2 * L].u[3];
+          if (cfl & (SE_COOP_PAD | SE_COOP_TRUNK))
+            continue;
+          const int32_t sl = k * L + j;
+          const double f = (meta & SE_STREAM_DCONST) ? q[L].d[0] : S[q[2 * L].i[0]];
+          const double xp =
+              (meta & SE_STREAM_PREV) && !(cfl & SE_COOP_BOUNDARY) ? xprev : S[q[L].i[2]];
+          const double x = S[sl] + f * xp;
+          S[sl] = x;
+          V[(mo->s[j + 1] - 1 - k) * W] = x;
+          xprev = x;
+        }
+      }
+    }
+  }
+  for (int64_t c = 0; c < e->n_cells; c++)
+    root_after[c] = e->v[se_neurons_slot(e, c, 0)];
+  free(istim);
+  free(S);
+  return SE_OK;
+}

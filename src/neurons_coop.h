@@ -1,0 +1,137 @@
+/* The cooperative ("coop") time step of the neurons engine: fused2's arithmetic (the v-form row,
+ * its elimination and substitution, the deferred gate update: neurons_stream.h) with several
+ * threads per cell and every intermediate in shared memory (docs/gpu.md, "coop"). This header
+ * holds what the CUDA kernel (cuda/neurons_coop.cu) and the host model (neurons_coop.c, used by
+ * the tests) share: the per-morphology plan and the row elimination from precomputed terms.
+ *
+ * A warp serves G adjacent lanes (cells) of one group of the interleaved layout, with L = 32 / G
+ * threads per cell. The rows of a morphology are cut into L contiguous ranges; thread j of a cell
+ * owns range j = [s_j, s_{j+1}). A row whose subtree lies inside its range is "complete":
+ * thread j eliminates it (rows in decreasing order) and substitutes it
+ * (increasing order) alone. The other rows (those with a descendant in a later range, and the
+ * root) form the "trunk", a subtree holding the root; a complete row whose parent is in the trunk
+ * is a "boundary" row: it leaves its pushes (g y, g f) in shared memory. Step:
+ *   0.  each thread copies v of its range's rows into shared memory (asynchronous copies, all in
+ *       flight at once) and makes it b0 = a v + c + bx (clamps) at its passive rows;
+ *   1a. hh rows, spread over the threads: v, m, h, n read, the deferred cnexp update, m, h, n
+ *       written, b0 and d0 = d + dg kept;
+ *   1b. each thread walks its range downwards in lockstep with the others and eliminates its
+ *       complete rows from shared memory (y, f, accumulators);
+ *   2.  one thread per cell walks the "events" (trunk rows and boundary rows) downwards: trunk
+ *       rows eliminated, boundary rows' pushes applied, in fused2's order, so every accumulator
+ *       sums the same terms in the same order as fused2;
+ *   3a. the same thread substitutes the trunk rows upwards (x over y in shared memory, x to v);
+ *   3b. each thread substitutes its complete rows upwards and writes x to v.
+ * DRAM traffic is the byte floor: v read and written once, m, h, n of hh rows read and written
+ * once; the plan tables are per morphology (L1/L2-resident). */
+#ifndef SE_NEURONS_COOP_H
+#define SE_NEURONS_COOP_H
+
+#include <stdint.h>
+
+#include "neurons_stream.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Threads per cell L: 2, 4 (the default) or 8; a warp serves G = 32 / L cells. */
+#define SE_COOP_MAX_LANES 8
+#define SE_COOP_DEFAULT_LANES 4
+
+/* Flags of a row record (cfl). */
+#define SE_COOP_TRUNK 1u
+#define SE_COOP_BOUNDARY 2u
+#define SE_COOP_PAD 4u /* a padding step of a short range: nothing to do */
+
+/* Flag of an event's meta (bit 31 is free in SE_STREAM_* meta): the event is a trunk row (else a
+ * boundary row whose pushes are applied). */
+#define SE_COOP_EV_TRUNK (1u << 31)
+
+/* 16 bytes; the tables below are arrays of these. Device loads are 16 bytes wide, and the
+ * records of the L threads of a step are interleaved chunk by chunk so that the
+ * threads' loads of one chunk are 128 contiguous bytes. */
+typedef union se_coop_chunk {
+  double d[2];
+  int32_t i[4];
+  uint32_t u[4];
+} se_coop_chunk;
+
+/* Shared-memory slots of a cell (doubles; the kernel interleaves the G cells of a
+ * warp slot by slot). Slots [0, steps * L): the row that thread j meets at step k
+ * (row s_{j+1} - 1 - k) has slot k * L + j, holding b0 = a v + c + bx (phases 0 and
+ * 1a), then y, then x. Extra slots from steps * L on: f of each state-dependent row
+ * (d0 = d + dg of an hh row before it), the b accumulator of each row with OWN (and the d
+ * accumulator after it with DACC), the push g y of each boundary row (and g f after it unless
+ * DCONST).
+ *
+ * Row record of step k, thread j: chunks q = 0..3 at rec + (k * 4 + q) * L + j:
+ *   q0: d, g   q1: f, i[2] parent's slot, u[3] stream meta   q2: i[0] own f slot (-1: DCONST),
+ *   i[1] push slot (boundary) or the parent's accumulators (others), i[2] own accumulators (-1),
+ *   u[3] cfl   q3: a, c.
+ * hh record of hh step k, thread j (hh row number k * L + j): chunks q = 0..4 at
+ *   hh + (k * 5 + q) * L + j:  q0: gnabar, gkbar  q1: ena, ek  q2: a, c  q3: d
+ *   q4: i[0] row (-1: none), i[1] its slot, i[2] its f slot.
+ * Event e (decreasing row order): chunks q = 0..3 at ev + e * 4 + q:
+ *   q0: d, g   q1: f, i[2] slot, i[3] parent's slot   q2: u[0] stream meta | SE_COOP_EV_TRUNK,
+ *   i[1] own f slot, i[2] push slot (boundary), i[3] own accumulators   q3: i[0] row, i[1] the
+ *   parent's accumulators. */
+typedef struct se_coop_morph {
+  int64_t rec, hh, ev;       /* first chunk of the morphology's row, hh and event records */
+  int32_t steps;             /* longest range: steps of phases 0, 1b and 3b */
+  int32_t hh_steps;          /* ceil(hh rows / L) */
+  int32_t n_ev;              /* events: trunk rows and boundary rows */
+  int32_t slots;             /* shared-memory slots per cell */
+  int32_t trunk;             /* trunk rows (statistics) */
+  int32_t s[SE_COOP_MAX_LANES + 1]; /* the ranges: thread j owns rows [s[j], s[j + 1]) */
+} se_coop_morph;
+
+/* The plans of every morphology of an engine (morphologies without cells have steps = 0). */
+typedef struct se_coop_tables {
+  int32_t lanes;         /* L: threads per cell */
+  int32_t n_morph;
+  se_coop_morph *morph;  /* [n_morph] */
+  se_coop_chunk *rec, *hh, *ev;
+  int64_t n_rec, n_hh, n_ev; /* chunks */
+  int32_t max_slots;     /* max over morphologies of slots per cell */
+} se_coop_tables;
+
+/* Builds the plans of e's morphologies for `lanes` (L: 2, 4 or 8) threads per cell from fused2's
+ * row tables st (se_stream_build). cap_percent: 0 picks each morphology's longest range by an
+ * estimated cost; else the longest range is this percentage of n / L (at least 100). Not
+ * collective. */
+int se_coop_build(const struct se_neurons *e, const se_stream_tables *st, int lanes,
+                  int cap_percent, se_coop_tables *tab, se_error *err);
+void se_coop_free(se_coop_tables *tab);
+
+/* The elimination of a row from b0 = a v + c + bx and d0 = d + dg (1/d' for DCONST rows): the
+ * same operations as se_stream_eliminate's on the same values. */
+SE_HD static inline se_stream_elim se_coop_eliminate(double b0, double d0, double g, double f,
+                                                           uint32_t meta, double cb, double cd,
+                                                           double ab, double ad) {
+  se_stream_elim r;
+  const double b = b0 + (cb + ab);
+  if (meta & SE_STREAM_DCONST) {
+    r.y = b * d0;
+    r.f = f;
+    r.push_d = 0.0;
+  } else {
+    const double inv = 1.0 / (d0 - (cd + ad));
+    r.y = b * inv;
+    r.f = g * inv;
+    r.push_d = g * r.f;
+  }
+  r.push_b = g * r.y;
+  return r;
+}
+
+/* One coop step of every group of e on the host, as the kernel performs it (phases, shared-memory
+ * slots, order of operations); e's host arrays stand for device memory. update_gates and the
+ * root voltages as se_stream_reference_step. Not collective. */
+int se_coop_reference_step(struct se_neurons *e, const se_coop_tables *tab, int update_gates,
+                           double *root_before, double *root_after, se_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
