@@ -5,6 +5,7 @@
 // performs the same phases. Measured (docs/gpu.md "Reading the coop numbers"): latency-bound on
 // the plan loads of each step at 3-7 warps per multiprocessor.
 #include "neurons_coop_cuda.h"
+#include "neurons_device.cuh"
 #include "neurons_math.h"
 
 namespace {
@@ -32,20 +33,6 @@ __device__ __forceinline__ void push_parent(uint32_t meta, double pb, double pd,
   A[0] = (meta & SE_STREAM_FIRST) ? pb : A[0] + pb;
   if (meta & SE_STREAM_DPUSH)
     A[G] = (meta & SE_STREAM_DFIRST) ? pd : A[G] + pd;
-}
-
-// The soma check of one cell after a step from t_now (as root_spike_check in neurons_kernels.cu).
-__device__ void coop_spike_check(const se_neurons_device &d, int64_t cell, double t_now,
-                                 double before, double after) {
-  if (!isfinite(after))
-    atomicCAS(d.bad_cell, 0ULL, (unsigned long long)(cell + 1));
-  if (before < d.threshold && d.threshold <= after) {
-    const unsigned long long k = atomicAdd(d.spike_count, 1ULL);
-    if (k < (unsigned long long)d.spike_capacity) {
-      d.spike_time[k] = se_spike_time(t_now, d.dt, d.threshold, before, after);
-      d.spike_cell[k] = cell;
-    }
-  }
 }
 
 template <int L>
@@ -81,8 +68,9 @@ __global__ void __launch_bounds__(32, 16)
   const int hsteps = on ? mo->hh_steps : 0;
   int4 hq = make_int4(-1, 0, 0, 0);
   double hv = 0.0, hm = 0.0, hg = 0.0, hn = 0.0;
-  if (hsteps > 0) {
-    hq = ld_i4(hrec + 4 * L);
+  // hh step k's record and the state of its row
+  auto load_hh = [&](int k) {
+    hq = ld_i4(hrec + (5 * k + 4) * L);
     if (hq.x >= 0) {
       const int64_t o = (int64_t)hq.x * W;
       hv = V[o];
@@ -90,7 +78,9 @@ __global__ void __launch_bounds__(32, 16)
       hg = Hg[o];
       hn = Ng[o];
     }
-  }
+  };
+  if (hsteps > 0)
+    load_hh(0);
   asm volatile("cp.async.wait_all;" ::: "memory");
   int64_t ks = kend - 1;
   while (ks >= kbeg && d.stim_comp[ks] >= hi)
@@ -121,16 +111,8 @@ __global__ void __launch_bounds__(32, 16)
     const int4 q4 = hq;
     const double v = hv;
     double m = hm, h = hg, n = hn;
-    if (k + 1 < hsteps) {
-      hq = ld_i4(hrec + (5 * (k + 1) + 4) * L);
-      if (hq.x >= 0) {
-        const int64_t o = (int64_t)hq.x * W;
-        hv = V[o];
-        hm = Mg[o];
-        hg = Hg[o];
-        hn = Ng[o];
-      }
-    }
+    if (k + 1 < hsteps)
+      load_hh(k + 1);
     const int i = q4.x;
     if (i < 0)
       continue;
@@ -171,7 +153,7 @@ __global__ void __launch_bounds__(32, 16)
     const double ab = (meta & SE_STREAM_OWN) ? S[q2.z * G] : 0.0;
     const double ad = (meta & SE_STREAM_DACC) ? S[(q2.z + 1) * G] : 0.0;
     const double d0 = (meta & SE_STREAM_HH) ? S[q2.x * G] : dg.x;
-    const se_stream_elim el = se_coop_eliminate(S[sl * G], d0, dg.y, __hiloint2double(q1.y, q1.x),
+    const se_stream_elim el = se_stream_eliminate_from(S[sl * G], d0, dg.y, __hiloint2double(q1.y, q1.x),
                                                 meta, cb, cd, ab, ad);
     S[sl * G] = el.y;
     if (!(meta & SE_STREAM_DCONST))
@@ -203,7 +185,7 @@ __global__ void __launch_bounds__(32, 16)
         const double ab = (meta & SE_STREAM_OWN) ? S[q2.w * G] : 0.0;
         const double ad = (meta & SE_STREAM_DACC) ? S[(q2.w + 1) * G] : 0.0;
         const double d0 = (meta & SE_STREAM_HH) ? S[q2.y * G] : dg.x;
-        const se_stream_elim el = se_coop_eliminate(
+        const se_stream_elim el = se_stream_eliminate_from(
             S[q1.z * G], d0, dg.y, __hiloint2double(q1.y, q1.x), meta, cb, cd, ab, ad);
         S[q1.z * G] = el.y;
         if (!(meta & SE_STREAM_DCONST))
@@ -256,7 +238,7 @@ __global__ void __launch_bounds__(32, 16)
   }
 
   if (on && j == 0)
-    coop_spike_check(d, d.lane_cell[t], t_now, v_root, x_root);
+    se_root_spike_check(d, d.lane_cell[t], t_now, v_root, x_root);
 }
 
 template <int L> void launch_coop(const se_neurons_device *d, const se_coop_device *cp, double t,

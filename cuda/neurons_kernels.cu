@@ -2,6 +2,7 @@
 // arithmetic is the CPU backend's (src/neurons_math.h), in the same order, so the two backends
 // agree to rounding of exp() (docs/gpu.md).
 #include "neurons_cuda.h"
+#include "neurons_device.cuh"
 #include "neurons_math.h"
 
 namespace {
@@ -57,21 +58,6 @@ __device__ void assemble_lane(const se_neurons_device &d, const lane_ref &r, int
   }
 }
 
-// The root (soma) check of one cell after a step from t_now: a non-finite voltage marks the cell
-// (the first one wins), an upward threshold crossing records an interpolated spike time.
-__device__ void root_spike_check(const se_neurons_device &d, int64_t cell, double t_now,
-                                 double before, double after) {
-  if (!isfinite(after))
-    atomicCAS(d.bad_cell, 0ULL, (unsigned long long)(cell + 1));
-  if (before < d.threshold && d.threshold <= after) {
-    const unsigned long long k = atomicAdd(d.spike_count, 1ULL);
-    if (k < (unsigned long long)d.spike_capacity) {
-      d.spike_time[k] = se_spike_time(t_now, d.dt, d.threshold, before, after);
-      d.spike_cell[k] = cell;
-    }
-  }
-}
-
 // Hines solve of the lane's system; rhs holds dv afterwards.
 __device__ void solve_lane(const se_neurons_device &d, const lane_ref &r) {
   const int32_t *par = d.parent + r.mb;
@@ -108,7 +94,7 @@ __device__ void update_lane(const se_neurons_device &d, const lane_ref &r, int64
     d.h[s] = se_hh_cnexp(d.h[s], q.hinf, q.htau, d.dt);
     d.n[s] = se_hh_cnexp(d.n[s], q.ninf, q.ntau, d.dt);
   }
-  root_spike_check(d, d.lane_cell[t], t_now, v_root_before, d.v[r.base + r.lane]);
+  se_root_spike_check(d, d.lane_cell[t], t_now, v_root_before, d.v[r.base + r.lane]);
 }
 
 __global__ void step_fused(const se_neurons_device d, double t_now) {
@@ -423,7 +409,7 @@ __global__ void __launch_bounds__(SE_STREAM_THREADS)
   }
 
   // ---- spikes at the root ----
-  root_spike_check(d, d.lane_cell[t], t_now, v_root, x_root);
+  se_root_spike_check(d, d.lane_cell[t], t_now, v_root, x_root);
 }
 
 // The deferred gate update of the last step (cnexp at the current v), for every hh row.
@@ -489,7 +475,7 @@ __global__ void branch_update(const se_neurons_device d, double t_now) {
     return;
   const double after = d.rhs[s];
   if (fl & SE_SLOT_SOMA)
-    root_spike_check(d, d.slot_cell[s], t_now, d.v[s], after);
+    se_root_spike_check(d, d.slot_cell[s], t_now, d.v[s], after);
   d.v[s] = after;
   if (fl & SE_SLOT_HH) {
     const se_hh_rates q = se_hh_rates_at(after, d.q10);

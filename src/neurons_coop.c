@@ -348,7 +348,7 @@ int se_coop_reference_step(struct se_neurons *e, const se_coop_tables *tab, int 
           const double ad = (meta & SE_STREAM_DACC) ? S[xa + 1] : 0.0;
           const double d0 = (meta & SE_STREAM_HH) ? S[xf] : q[0].d[0];
           const se_stream_elim el =
-              se_coop_eliminate(S[sl], d0, q[0].d[1], q[L].d[0], meta, cb, cd, ab, ad);
+              se_stream_eliminate_from(S[sl], d0, q[0].d[1], q[L].d[0], meta, cb, cd, ab, ad);
           S[sl] = el.y;
           if (!(meta & SE_STREAM_DCONST))
             S[xf] = el.f;
@@ -374,7 +374,7 @@ int se_coop_reference_step(struct se_neurons *e, const se_coop_tables *tab, int 
           const double ad = (meta & SE_STREAM_DACC) ? S[xa + 1] : 0.0;
           const double d0 = (meta & SE_STREAM_HH) ? S[xf] : c[0].d[0];
           const se_stream_elim el =
-              se_coop_eliminate(S[sl], d0, c[0].d[1], c[1].d[0], meta, cb, cd, ab, ad);
+              se_stream_eliminate_from(S[sl], d0, c[0].d[1], c[1].d[0], meta, cb, cd, ab, ad);
           S[sl] = el.y;
           if (!(meta & SE_STREAM_DCONST))
             S[xf] = el.f;

@@ -104,27 +104,6 @@ int se_coop_build(const struct se_neurons *e, const se_stream_tables *st, int la
                   int cap_percent, se_coop_tables *tab, se_error *err);
 void se_coop_free(se_coop_tables *tab);
 
-/* The elimination of a row from b0 = a v + c + bx and d0 = d + dg (1/d' for DCONST rows): the
- * same operations as se_stream_eliminate's on the same values. */
-SE_HD static inline se_stream_elim se_coop_eliminate(double b0, double d0, double g, double f,
-                                                           uint32_t meta, double cb, double cd,
-                                                           double ab, double ad) {
-  se_stream_elim r;
-  const double b = b0 + (cb + ab);
-  if (meta & SE_STREAM_DCONST) {
-    r.y = b * d0;
-    r.f = f;
-    r.push_d = 0.0;
-  } else {
-    const double inv = 1.0 / (d0 - (cd + ad));
-    r.y = b * inv;
-    r.f = g * inv;
-    r.push_d = g * r.f;
-  }
-  r.push_b = g * r.y;
-  return r;
-}
-
 /* One coop step of every group of e on the host, as the kernel performs it (phases, shared-memory
  * slots, order of operations); e's host arrays stand for device memory. update_gates and the
  * root voltages as se_stream_reference_step. Not collective. */

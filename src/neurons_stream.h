@@ -93,26 +93,36 @@ typedef struct se_stream_elim {
   double y, f, push_b, push_d;
 } se_stream_elim;
 
-/* Backward step of one row. bx: stimulus and hh e-terms; dg: hh conductance; cb, cd: the
- * contributions of child i + 1 (PREV); ab, ad: the accumulated ones of the other children. */
-SE_HD static inline se_stream_elim se_stream_eliminate(double a, double c, double d, double g,
-                                                       double f, uint32_t meta, double v,
-                                                       double bx, double dg, double cb,
-                                                       double cd, double ab, double ad) {
+/* Backward step of one row from b0 = a v + c + bx and d0 = d + dg (d itself, 1/d', for DCONST
+ * rows); cb, cd: the contributions of child i + 1 (PREV); ab, ad: the accumulated ones of the
+ * other children. */
+SE_HD static inline se_stream_elim se_stream_eliminate_from(double b0, double d0, double g,
+                                                            double f, uint32_t meta, double cb,
+                                                            double cd, double ab, double ad) {
   se_stream_elim r;
-  const double b = a * v + c + bx + (cb + ab);
+  const double b = b0 + (cb + ab);
   if (meta & SE_STREAM_DCONST) {
-    r.y = b * d;
+    r.y = b * d0;
     r.f = f;
     r.push_d = 0.0;
   } else {
-    const double inv = 1.0 / (d + dg - (cd + ad));
+    const double inv = 1.0 / (d0 - (cd + ad));
     r.y = b * inv;
     r.f = g * inv;
     r.push_d = g * r.f;
   }
   r.push_b = g * r.y;
   return r;
+}
+
+/* Backward step of one row. bx: stimulus and hh e-terms; dg: hh conductance; cb, cd, ab, ad as
+ * se_stream_eliminate_from. */
+SE_HD static inline se_stream_elim se_stream_eliminate(double a, double c, double d, double g,
+                                                       double f, uint32_t meta, double v,
+                                                       double bx, double dg, double cb,
+                                                       double cd, double ab, double ad) {
+  return se_stream_eliminate_from(a * v + c + bx, (meta & SE_STREAM_DCONST) ? d : d + dg, g, f,
+                                  meta, cb, cd, ab, ad);
 }
 
 /* ---- host reference (tests) --------------------------------------------------------------- */
