@@ -88,14 +88,98 @@ static int64_t fb_cut(const tile_rvs *t, int bc, int32_t *k0, int64_t *first_blk
   return blocks;
 }
 
-/* Contiguous-Blocking: the records of one (slice, tile) (layout: cuda/tdbem_kernels.h). The
- * row-vectors are cut into pieces of at most SE_TDBEM_CB_PIECE values; the pieces, in row order,
- * fill blocks of one piece per row (lane = row mod 32), a new block where a row repeats. k1 and
- * span are the tile's window (k1 - kstart < 65536 checked by the caller), j the local slice.
- * dst NULL: only measures. Returns the bytes; *blocks receives the number of records. */
+/* The slots of a record: the used lanes by length, longest first (ties by lane). Returns their
+ * number. */
+static int cb_slots(uint32_t used, const int32_t *d, int *order) {
+  int na = 0;
+  for (int l = 0; l < 32; l++)
+    if (used & (1u << l)) {
+      int at = na++;
+      for (; at > 0 && d[order[at - 1]] < d[l]; at--)
+        order[at] = order[at - 1];
+      order[at] = l;
+    }
+  return na;
+}
+
+/* Writes one double record (layout: cuda/tdbem_kernels.h) of vb value bytes at rec. */
+static void cb_write_double(const se_tdbem_slices *s, uint32_t used, const int32_t *d,
+                            const int32_t *ks, const int64_t *src, int32_t k1, int32_t span,
+                            int64_t j, int64_t nv, int64_t dm, int64_t vb, unsigned char *rec) {
+  int order[32];
+  const int na = cb_slots(used, d, order);
+  const int32_t head[4] = {k1, span, (int32_t)j, (int32_t)nv};
+  memcpy(rec, head, sizeof head);
+  uint32_t meta[32];
+  for (int l = 0; l < 32; l++) { /* the values of column l */
+    uint32_t count = 0;
+    for (int slot = 0; slot < na; slot++)
+      count += d[order[slot]] > l;
+    meta[l] = count << 26;
+  }
+  for (int slot = 0; slot < na; slot++) {
+    const int l = order[slot];
+    meta[l] |= (uint32_t)(k1 - ks[l]) | (uint32_t)d[l] << 16 | (uint32_t)slot << 21;
+  }
+  memcpy(rec + 16, meta, sizeof meta);
+  unsigned char *v = rec + SE_TDBEM_CB_HEAD;
+  memset(v, 0, (size_t)vb);
+  int64_t x = 0;
+  for (int64_t c = 0; c < dm; c++)
+    for (int slot = 0; slot < na && d[order[slot]] > c; slot++, x++)
+      memcpy(v + x * 8, (const double *)s->val + src[order[slot]] + c, 8);
+}
+
+/* Writes one float record in the pair layout (cuda/tdbem_kernels.h) of `bytes` bytes at rec: the
+ * pieces of each half-warp (lanes 0-15, 16-31) get slots by length, longest first (ties by lane),
+ * so that the 8-byte loads of a half-warp read consecutive entries (distinct banks). */
+static void cb_write_pairs(const se_tdbem_slices *s, uint32_t used, const int32_t *d,
+                           const int32_t *ks, const int64_t *src, int32_t k1, int32_t span,
+                           int64_t j, int64_t dm, int64_t bytes, int stride, unsigned char *rec) {
+  int order[2][16], na[2];
+  for (int h = 0; h < 2; h++)
+    na[h] = cb_slots(used >> 16 * h & 0xffffu, d + 16 * h, order[h]);
+  const int32_t pairs = (int32_t)((dm + 1) / 2);
+  memset(rec, 0, (size_t)bytes);
+  const int32_t head[4] = {k1, span, (int32_t)j, (int32_t)bytes | pairs << 16};
+  memcpy(rec, head, sizeof head);
+  uint16_t pst[2][12] = {{0}};
+  uint32_t meta[32]; /* lanes without a piece read the window at y = SE_TDBEM_CB_PIECE (finite) */
+  for (int l = 0; l < 32; l++)
+    meta[l] = (uint32_t)(stride + SE_TDBEM_CB_PIECE) / 2;
+  for (int h = 0; h < 2; h++)
+    for (int slot = 0; slot < na[h]; slot++) {
+      const int l = 16 * h + order[h][slot], y = SE_TDBEM_CB_PIECE + k1 - ks[l];
+      const uint32_t woff = (uint32_t)(y & 1 ? y - 1 : stride + y);
+      meta[l] = woff / 2 | (uint32_t)slot << 16 | (uint32_t)d[l] << 21;
+    }
+  const float *val = (const float *)s->val;
+  float *v = (float *)(rec + SE_TDBEM_CB_HEAD_PAIRS);
+  int64_t x = 0; /* pair entries written */
+  for (int p = 0; p < pairs; p++)
+    for (int h = 0; h < 2; h++) {
+      pst[h][p] = (uint16_t)(8 * x);
+      for (int slot = 0; slot < na[h] && d[16 * h + order[h][slot]] > 2 * p; slot++, x++) {
+        const int l = 16 * h + order[h][slot];
+        v[2 * x] = val[src[l] + 2 * p];
+        v[2 * x + 1] = 2 * p + 1 < d[l] ? val[src[l] + 2 * p + 1] : 0.0f;
+      }
+    }
+  memcpy(rec + 16, pst, sizeof pst);
+  memcpy(rec + 16 + sizeof pst, meta, sizeof meta);
+}
+
+/* Contiguous-Blocking: the records of one (slice, tile) (layouts: cuda/tdbem_kernels.h). The
+ * row-vectors are cut into pieces of at most SE_TDBEM_CB_PIECE (double) or
+ * SE_TDBEM_CB_PIECE_PAIRS (float) values; the pieces, in row order, fill blocks of one piece per
+ * row (lane = row mod 32), a new block where a row repeats. k1 and span are the tile's window
+ * (k1 - kstart < 65536 checked by the caller), j the local slice. Float values get the pair
+ * layout (stride: se_tdbem_cb_pair_stride of the image), double values the column layout. dst
+ * NULL: only measures. Returns the bytes; *blocks receives the number of records. */
 static int64_t cb_records(const tile_rvs *t, int32_t k1, int32_t span, int64_t j, size_t vsize,
-                          unsigned char *dst, int64_t *blocks) {
+                          int stride, unsigned char *dst, int64_t *blocks) {
   const se_tdbem_slices *s = t->s;
+  const int64_t piece = vsize == 4 ? SE_TDBEM_CB_PIECE_PAIRS : SE_TDBEM_CB_PIECE;
   int64_t bytes = 0, nb = 0;
   int64_t src[32]; /* value index of each lane's piece */
   int32_t d[32], ks[32];
@@ -104,12 +188,12 @@ static int64_t cb_records(const tile_rvs *t, int32_t k1, int32_t span, int64_t j
   while (r < t->rb || used) {
     const int lane = r < t->rb ? (int)(s->row[r] & 31) : 0;
     if (r < t->rb && !(used & (1u << lane))) {
-      const int64_t len = rv_len(s, r) - p * SE_TDBEM_CB_PIECE;
-      src[lane] = s->val_ptr[r] + p * SE_TDBEM_CB_PIECE;
-      d[lane] = (int32_t)(len < SE_TDBEM_CB_PIECE ? len : SE_TDBEM_CB_PIECE);
-      ks[lane] = (int32_t)(s->kstart[r] + p * SE_TDBEM_CB_PIECE);
+      const int64_t len = rv_len(s, r) - p * piece;
+      src[lane] = s->val_ptr[r] + p * piece;
+      d[lane] = (int32_t)(len < piece ? len : piece);
+      ks[lane] = (int32_t)(s->kstart[r] + p * piece);
       used |= 1u << lane;
-      if (len <= SE_TDBEM_CB_PIECE) {
+      if (len <= piece) {
         r++;
         p = 0;
       } else {
@@ -118,51 +202,25 @@ static int64_t cb_records(const tile_rvs *t, int32_t k1, int32_t span, int64_t j
       continue;
     }
     /* close the block: its row is taken (or no pieces are left) */
-    int64_t nv = 0, dm = 0;
+    int64_t nv = 0, np = 0, dm = 0; /* values, pair entries, longest piece */
     for (int l = 0; l < 32; l++)
       if (used & (1u << l)) {
         nv += d[l];
+        np += (d[l] + 1) / 2;
         dm = d[l] > dm ? d[l] : dm;
       }
-    const int64_t vb = (nv * (int64_t)vsize + 15) & ~(int64_t)15;
-    if (dst) {
-      /* slots: the used lanes by length, longest first (ties by lane) */
-      int order[32], na = 0;
-      for (int l = 0; l < 32; l++)
-        if (used & (1u << l)) {
-          int at = na++;
-          for (; at > 0 && d[order[at - 1]] < d[l]; at--)
-            order[at] = order[at - 1];
-          order[at] = l;
-        }
-      unsigned char *rec = dst + bytes;
-      const int32_t head[4] = {k1, span, (int32_t)j, (int32_t)nv};
-      memcpy(rec, head, sizeof head);
-      uint32_t meta[32];
-      for (int l = 0; l < 32; l++) { /* the values of column l */
-        uint32_t count = 0;
-        for (int slot = 0; slot < na; slot++)
-          count += d[order[slot]] > l;
-        meta[l] = count << 26;
-      }
-      for (int slot = 0; slot < na; slot++) {
-        const int l = order[slot];
-        meta[l] |= (uint32_t)(k1 - ks[l]) | (uint32_t)d[l] << 16 | (uint32_t)slot << 21;
-      }
-      memcpy(rec + 16, meta, sizeof meta);
-      unsigned char *v = rec + SE_TDBEM_CB_HEAD;
-      memset(v, 0, (size_t)vb);
-      int64_t x = 0;
-      for (int64_t c = 0; c < dm; c++)
-        for (int slot = 0; slot < na && d[order[slot]] > c; slot++, x++) {
-          const int l = order[slot];
-          if (s->precision == SE_PRECISION_SINGLE)
-            memcpy(v + x * 4, (const float *)s->val + src[l] + c, 4);
-          else
-            memcpy(v + x * 8, (const double *)s->val + src[l] + c, 8);
-        }
+    int64_t rec_bytes;
+    if (vsize == 4) {
+      rec_bytes = (SE_TDBEM_CB_HEAD_PAIRS + 8 * np + 15) & ~(int64_t)15;
+      if (dst)
+        cb_write_pairs(s, used, d, ks, src, k1, span, j, dm, rec_bytes, stride, dst + bytes);
+    } else {
+      const int64_t vb = (nv * 8 + 15) & ~(int64_t)15;
+      rec_bytes = SE_TDBEM_CB_HEAD + vb;
+      if (dst)
+        cb_write_double(s, used, d, ks, src, k1, span, j, nv, dm, vb, dst + bytes);
     }
-    bytes += SE_TDBEM_CB_HEAD + vb;
+    bytes += rec_bytes;
     nb++;
     used = 0;
   }
@@ -207,7 +265,7 @@ static tile_info tile_measure(const se_tdbem_cuda_t g, const tile_rvs *t, int32_
   ti.k1 = (int32_t)hi;
   if (g->kernel == SE_TDBEM_GPU_CB)
     ti.bytes = cb_records(t, ti.k1, ti.k1 - ti.k0 + 1, 0,
-                          g->precision == SE_PRECISION_SINGLE ? 4 : 8, NULL, &ti.blocks);
+                          g->precision == SE_PRECISION_SINGLE ? 4 : 8, 0, NULL, &ti.blocks);
   return ti;
 }
 
@@ -415,6 +473,19 @@ static int allocate_image(se_tdbem_cuda_t g, image_index *ix, se_error *err) {
   int64_t chunks = (target + g->tiles - 1) / g->tiles;
   const int64_t short_runs = (g->count + CHUNK_SLICES - 1) / CHUNK_SLICES;
   chunks = chunks < short_runs ? short_runs : chunks;
+  if (g->kernel == SE_TDBEM_GPU_CB) {
+    /* whole waves: the thread-blocks (chunks x tile blocks) fill the smallest number of waves of
+     * resident blocks (of the ng 8 kernel) that holds them, so that no wave runs nearly empty */
+    int per_sm = 0;
+    SE_CUDA_CHECK(err, se_tdbem_sum_blocks_per_sm(0, g->precision == SE_PRECISION_SINGLE, 8,
+                                                  g->bc, g->win_max, &per_sm));
+    const int64_t wave = (int64_t)per_sm * sms;
+    const int64_t tile_blocks = (g->tiles + SE_TDBEM_WARPS - 1) / SE_TDBEM_WARPS;
+    if (wave > 0) {
+      const int64_t waves = (chunks * tile_blocks + wave - 1) / wave;
+      chunks = waves * wave / tile_blocks;
+    }
+  }
   chunks = chunks < 1 ? 1 : (chunks > g->count ? g->count : chunks);
   g->chunk = (g->count + chunks - 1) / chunks;
   g->chunks = (int)((g->count + g->chunk - 1) / g->chunk);
@@ -441,7 +512,8 @@ static int allocate_image(se_tdbem_cuda_t g, image_index *ix, se_error *err) {
       ix->run_off[r + 1] = ix->run_off[r] + bytes;
     }
     SE_CUDA_CHECK(err, cudaMalloc((void **)&g->run_off, (size_t)(runs + 1) * sizeof(int64_t)));
-    SE_CUDA_CHECK(err, cudaMalloc(&g->cb, (size_t)ix->run_off[runs] + 16));
+    /* slack: the float kernel copies whole groups, also past the end of the last run */
+    SE_CUDA_CHECK(err, cudaMalloc(&g->cb, (size_t)ix->run_off[runs] + SE_TDBEM_CB_GROUP));
     SE_CUDA_CHECK(err, cudaMemcpy(g->run_off, ix->run_off, (size_t)(runs + 1) * sizeof(int64_t),
                                   cudaMemcpyHostToDevice));
     return SE_OK;
@@ -542,6 +614,7 @@ static int fill_image_cb(se_tdbem_cuda_t g, const se_tdbem_slices *s, const imag
                          se_error *err) {
   const int64_t runs = (int64_t)g->chunks * g->tiles, *off = ix->run_off;
   const size_t vsize = g->precision == SE_PRECISION_SINGLE ? 4 : 8;
+  const int stride = se_tdbem_cb_pair_stride(g->win_max);
   int64_t cap = 0;
   for (int64_t ra = 0, rb; ra < runs; ra = rb) {
     for (rb = ra + 1; rb < runs && off[rb + 1] - off[ra] <= STAGE_BYTES; rb++)
@@ -567,7 +640,7 @@ static int fill_image_cb(se_tdbem_cuda_t g, const se_tdbem_slices *s, const imag
           continue;
         const tile_rvs tr = {s, ix->ra[e], ix->ra[e + 1]};
         const int32_t k0 = ix->tile_k[2 * e], k1 = ix->tile_k[2 * e + 1];
-        pos += cb_records(&tr, k1, k1 - k0 + 1, j, vsize, st + pos, &nb);
+        pos += cb_records(&tr, k1, k1 - k0 + 1, j, vsize, stride, st + pos, &nb);
       }
     }
     if (cudaMemcpy((unsigned char *)g->cb + off[ra], st, (size_t)(off[rb] - off[ra]),
@@ -694,9 +767,12 @@ int se_tdbem_cuda_set_interval(se_tdbem_cuda_t g, const se_tdbem_slices *s, cons
   g->count = s->count;
   image_index ix = {0};
   int rc = image_measure(g, s, &ix, err);
-  if (rc == SE_OK && g->kernel == SE_TDBEM_GPU_CB && g->win_max > 65535)
+  /* CB metadata: 16 bits for k1 - kstart (double) or half the window offset (float) */
+  const int span_max = g->precision == SE_PRECISION_SINGLE ? 65000 : 65535;
+  if (rc == SE_OK && g->kernel == SE_TDBEM_GPU_CB && g->win_max > span_max)
     rc = se_error_set(err, SE_ERR_INPUT, __FILE__, __LINE__, __func__,
-                      "GPU worker (CB): a tile's k range spans %d > 65535 columns", g->win_max);
+                      "GPU worker (CB): a tile's k range spans %d > %d columns", g->win_max,
+                      span_max);
   if (rc == SE_OK)
     rc = allocate_image(g, &ix, err);
   if (rc == SE_OK)
@@ -793,9 +869,11 @@ int se_tdbem_cuda_sum_start_known(se_tdbem_cuda_t g, int64_t n, int64_t known, i
     return SE_OK;
   SE_CUDA_CHECK(err, cudaSetDevice(g->device));
   const se_tdbem_kernel_args a = {.n = g->n, .count = g->count, .hist_len = g->hist_len,
-                                  .time = n, .known = known, .kmax = g->kmax, .chunk = g->chunk,
+                                  .chunk = g->chunk,
                                   .tiles = g->tiles, .chunks = g->chunks, .ng = ng, .bc = g->bc,
                                   .win_max = g->win_max, .time_slot = (int)(n % g->hist_len),
+                                  .time32 = (int)(n < INT32_MAX ? n : INT32_MAX),
+                                  .lag32 = (int)(n - known), .kmax32 = (int)g->kmax,
                                   .hist_len32 = (int)g->hist_len,
                                   .hist = g->hist, .blk_ptr = g->blk_ptr,
                                   .tile_k = g->tile_k, .blk_k0 = g->blk_k0,

@@ -22,7 +22,8 @@ extern "C" {
  *       a row has no value: every row of a block reads the same past values;
  *   CB: Contiguous-Blocking: one block per (slice, tile) holding its row-vectors with their own
  *       origin kstart, without padding (rows sorted by length inside the block, so that column c
- *       of the block is a contiguous run of values). */
+ *       of the block is a contiguous run of values; float values in pairs of columns,
+ *       docs/tdbem.md Section 16). */
 typedef struct se_tdbem_cuda *se_tdbem_cuda_t;
 
 /* Sizes of a device image (what one summation reads). */

@@ -6,8 +6,9 @@
  * (coalesced; CB: streamed through a shared-memory ring with cp.async) and multiplied with ng
  * consecutive window entries held in registers. The number of
  * vectors NG (1, 2, 4, 8, 16; any ng <= NG is computed by the NG kernel) and the FB block width
- * BC (16, 32) are template constants. Values float or double, arithmetic and accumulators
- * double (explicit fma: the build disables contraction, the kernels round like the CPU's
+ * BC (16, 32) are template constants. Values float or double, accumulators double; products
+ * double except CB with float values (cb_pair_kernel: float products summed in float over up to
+ * 4 records); explicit fma (the build disables contraction, the kernels round like the CPU's
  * separate multiply and add only up to one rounding per term). */
 #include <stdint.h>
 
@@ -16,26 +17,24 @@
 namespace {
 
 constexpr unsigned FULL = 0xffffffffu;
-constexpr int WARPS = 4; /* warps per thread-block (one tile each) */
+constexpr int WARPS = SE_TDBEM_WARPS; /* warps per thread-block (one tile each) */
 
 /* The window of k1: position x holds a~_m, m = time - k1 + x, which is hist(m) for
  * max(0, time - kmax) <= m < known and 0 otherwise (not known yet, before the start, or k beyond
  * kmax: padding columns of FB blocks), i.e. for lo <= x < hi. slot0 + x is m's slot before the
  * wrap: slot0 + lo = (time - k1 + lo) mod hist_len, and hi - lo <= hist_len, so one subtraction
- * wraps every valid x. Set up once per window, 32-bit (a.time_slot = time mod hist_len). */
+ * wraps every valid x. Set up once per window, 32-bit (a.time_slot = time mod hist_len); since
+ * k1 - kmax <= lo <= k1, time_slot - k1 + lo lies in [-kmax, hist_len): one addition wraps it. */
 struct window_ref {
   int slot0, lo, hi;
 };
 __device__ __forceinline__ window_ref window_of(const se_tdbem_kernel_args &a, int k1) {
   window_ref w;
-  const int before = a.time < k1 ? k1 - (int)a.time : 0; /* m < 0 */
-  w.lo = max(k1 - (int)a.kmax, before);
-  w.hi = k1 - (int)(a.time - a.known);
-  int first = a.time_slot - k1 + w.lo; /* the slot of x = lo (CB: at most one wrap) */
-  while (first < 0)
+  w.lo = max(k1 - a.kmax32, max(k1 - a.time32, 0)); /* k > kmax, m < 0 */
+  w.hi = k1 - a.lag32;
+  int first = a.time_slot - k1 + w.lo; /* the slot of x = lo */
+  if (first < 0)
     first += a.hist_len32;
-  while (first >= a.hist_len32)
-    first -= a.hist_len32;
   w.slot0 = first - w.lo;
   return w;
 }
@@ -146,51 +145,42 @@ __device__ __forceinline__ void window_load(const se_tdbem_kernel_args &a, int j
     g[t] = lane + 32 * t < len ? window_value(a, h, w, lane + 32 * t) : 0.0;
 }
 
-/* win[x] = g's entries and the rest of the window, in the products' type T. */
-template <typename T>
+/* win[x] = g's entries and the rest of the window. */
 __device__ __forceinline__ void window_store(const se_tdbem_kernel_args &a, int j, int k1, int len,
-                                             int lane, const double *g, T *win) {
+                                             int lane, const double *g, double *win) {
 #pragma unroll
   for (int t = 0; t < CB_WIN_REGS; t++)
     if (lane + 32 * t < len)
-      win[lane + 32 * t] = (T)g[t];
+      win[lane + 32 * t] = g[t];
   if (len > 32 * CB_WIN_REGS) {
     const double *h = a.hist + (int64_t)j * a.hist_len;
     const window_ref w = window_of(a, k1);
     for (int x = 32 * CB_WIN_REGS + lane; x < len; x += 32)
-      win[x] = (T)window_value(a, h, w, x);
+      win[x] = window_value(a, h, w, x);
   }
 }
 
-/* The products' type of CB: float for float values (paper 002 computes in single precision; a
- * lane sums at most SE_TDBEM_CB_PIECE products per record in float, then adds them to its double
- * accumulators), double for double values. */
-template <typename V> struct cb_products {
-  typedef double T;
-};
-template <> struct cb_products<float> {
-  typedef float T;
-};
-
-/* Contiguous-Blocking: one warp streams the records of its run (tile, chunk of slices) through a
- * ring of CB_RING bytes in shared memory with cp.async, CB_RING - CB_GROUP bytes ahead of the
- * record it multiplies, so that the loads of values and metadata never wait on the arithmetic.
+/* Contiguous-Blocking for double values: one warp streams the records of its run (tile, chunk of
+ * slices) through a ring of CB_RING bytes in shared memory with cp.async, CB_RING - CB_GROUP
+ * bytes ahead of the record it multiplies, so that the loads of values and metadata never wait on
+ * the arithmetic.
  * Lane = row of the tile, accumulators in registers over the run. The window of the next record
  * (when it starts another slice) is loaded into registers before the current record is
  * multiplied and stored into shared memory after it. The columns of a record are unrolled: per
  * column and lane one value (at the column's first value, from a scan of the record's column
  * counts, + the lane's slot) and one new window entry from shared memory (the other NG - 1
  * entries slide along in registers) and NG products. */
-template <typename V, int NG>
+template <int NG>
 __global__ void __launch_bounds__(WARPS * 32) cb_kernel(se_tdbem_kernel_args a) {
-  typedef typename cb_products<V>::T T;
+  typedef double V; /* the values; T: the products (float values: cb_pair_kernel) */
+  typedef double T;
   constexpr int PIECE = SE_TDBEM_CB_PIECE;
   extern __shared__ __align__(16) unsigned char smem_cb[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int tile = blockIdx.x * WARPS + warp;
   if (tile >= a.tiles)
     return;
-  constexpr int RING = SE_TDBEM_CB_RING(sizeof(V)), GROUP = SE_TDBEM_CB_GROUP(sizeof(V));
+  constexpr int RING = SE_TDBEM_CB_RING(sizeof(V)), GROUP = SE_TDBEM_CB_GROUP;
   unsigned char *ring = smem_cb + warp * RING;
   const int wstride = se_tdbem_cb_window_stride(a.win_max, NG, (int)sizeof(T));
   T *win = reinterpret_cast<T *>(smem_cb + WARPS * RING) + warp * wstride;
@@ -278,18 +268,7 @@ __global__ void __launch_bounds__(WARPS * 32) cb_kernel(se_tdbem_kernel_args a) 
         column_end += lane >= o ? t : 0;
       }
       const int column_start = (column_end - count) * (int)sizeof(V); /* bytes */
-      if constexpr (sizeof(T) == sizeof(double)) {
-        multiply(acc, d, base, dm, vs, column_start);
-      } else {
-        T sums[NG];
-#pragma unroll
-        for (int q = 0; q < NG; q++)
-          sums[q] = (T)0;
-        multiply(sums, d, base, dm, vs, column_start);
-#pragma unroll
-        for (int q = 0; q < NG; q++)
-          acc[q] += (double)sums[q];
-      }
+      multiply(acc, d, base, dm, vs, column_start);
       __syncwarp();
       if (new_win) {
         window_store(a, hn.z, hn.x, hn.y + NG - 1, lane, g, win + CB_PAD);
@@ -306,6 +285,246 @@ __global__ void __launch_bounds__(WARPS * 32) cb_kernel(se_tdbem_kernel_args a) 
     for (int q = 0; q < NG; q++)
       if (q < a.ng)
         a.partial[((int64_t)blockIdx.y * a.ng + q) * a.n + row] = acc[q];
+}
+
+/* Shared-window helpers of the pair kernel: addresses are 32-bit shared-window addresses (the
+ * ring's alignment is used as (offset & MASK) | ring). opaque() hands a value to the compiler as
+ * computed once (it keeps per-warp addresses in registers instead of recomputing them). */
+__device__ __forceinline__ unsigned opaque(unsigned x) {
+  asm volatile("mov.b32 %0, %0;" : "+r"(x));
+  return x;
+}
+__device__ __forceinline__ void cp_async16_s(unsigned dst, const void *src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+}
+__device__ __forceinline__ void sts(unsigned at, float v) {
+  asm volatile("st.shared.f32 [%0], %1;" ::"r"(at), "f"(v) : "memory");
+}
+__device__ __forceinline__ float2 lds2f(unsigned at) {
+  float2 v;
+  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(v.x), "=f"(v.y) : "r"(at));
+  return v;
+}
+/* The 8 bytes at `at` if `on`, else zeros. */
+__device__ __forceinline__ float2 lds_pair(unsigned at, bool on) {
+  float2 v;
+  asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %3, 0;\n mov.f32 %0, 0f00000000;\n"
+               " mov.f32 %1, 0f00000000;\n @p ld.shared.v2.f32 {%0, %1}, [%2];\n}\n"
+               : "=f"(v.x), "=f"(v.y)
+               : "r"(at), "r"((int)on));
+  return v;
+}
+__device__ __forceinline__ uint4 lds16(unsigned at) {
+  uint4 v;
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "r"(at));
+  return v;
+}
+__device__ __forceinline__ uint2 lds8(unsigned at) {
+  uint2 v;
+  asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "r"(at));
+  return v;
+}
+__device__ __forceinline__ unsigned lds4(unsigned at) {
+  unsigned v;
+  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(at));
+  return v;
+}
+
+/* Window entries of the pair kernel loaded into registers before the record (x = lane + 32 t):
+ * windows up to 64 entries; the rest (rare) is read in window_store_pairs. */
+constexpr int CBP_WIN_REGS = 2;
+
+/* The history row of local slice j, computed once (the asm keeps the compiler from folding it
+ * into every entry's 64-bit address). */
+__device__ __forceinline__ const double *history_row(const se_tdbem_kernel_args &a, int j) {
+  const double *h = a.hist + (uint64_t)(unsigned)j * (unsigned)a.hist_len32;
+  asm("mov.b64 %0, %0;" : "+l"(h));
+  return h;
+}
+/* g[t] = window entry lane + 32 t of (slice j, k1), as window_value (read-only loads; kept in
+ * double until the store, so that the record's products hide the loads' latency). */
+__device__ __forceinline__ void window_load_pairs(const se_tdbem_kernel_args &a, int j, int k1,
+                                                  int lane, double *g) {
+  const double *h = history_row(a, j);
+  const window_ref w = window_of(a, k1);
+#pragma unroll
+  for (int t = 0; t < CBP_WIN_REGS; t++) {
+    const int x = lane + 32 * t, slot = w.slot0 + x;
+    g[t] = x >= w.lo && x < w.hi ? __ldg(h + (slot >= a.hist_len32 ? slot - a.hist_len32 : slot))
+                                 : 0.0;
+  }
+}
+/* Stores g and the rest of the window (len entries) into E (el: E + SE_TDBEM_CB_PIECE + lane)
+ * and O (ol: O + SE_TDBEM_CB_PIECE + 1 + lane). */
+__device__ __forceinline__ void window_store_pairs(const se_tdbem_kernel_args &a, int j, int k1,
+                                                   int len, int lane, const double *g,
+                                                   unsigned el, unsigned ol) {
+#pragma unroll
+  for (int t = 0; t < CBP_WIN_REGS; t++)
+    if (lane + 32 * t < len) {
+      sts(el + 128 * t, (float)g[t]);
+      sts(ol + 128 * t, (float)g[t]);
+    }
+  if (len > 32 * CBP_WIN_REGS) {
+    const double *h = history_row(a, j);
+    const window_ref w = window_of(a, k1);
+    for (int x = 32 * CBP_WIN_REGS; x + lane < len; x += 32) {
+      const float v = (float)window_value(a, h, w, x + lane);
+      sts(el + 4 * x, v);
+      sts(ol + 4 * x, v);
+    }
+  }
+}
+
+/* Contiguous-Blocking for float values, the pair layout (cuda/tdbem_kernels.h, docs/tdbem.md
+ * Section 16): as cb_kernel (one warp per run, a cp.async ring, lane = row, the next window in
+ * registers, converted to float when stored after the record), but per pair column and lane one
+ * 8-byte load of two values (at the offset of the column's half-warp part from the record's
+ * table + 8 x the lane's slot; zeros past the lane's piece) and one 8-byte load of the two new
+ * window entries (from the copy E or O that aligns them, chosen by the host), then 2 NG float
+ * products; the other NG - 1 window entries slide along in registers. The ring starts at a
+ * shared address that is a multiple of its size, so a ring address is (offset & MASK) | ring;
+ * offsets count from the 128-byte boundary before the run, so a copy's source and destination
+ * share their alignment. Products are summed in float over up to CBP_FLUSH records (at most 88
+ * per lane and vector), then added to the double accumulators. 64 registers (8 thread-blocks
+ * per multiprocessor) for ng <= 8. */
+template <int NG>
+__global__ void __launch_bounds__(WARPS * 32, NG <= 8 ? 8 : 4)
+    cb_pair_kernel(se_tdbem_kernel_args a) {
+  constexpr int PAIRS = SE_TDBEM_CB_PIECE_PAIRS / 2, HEAD = SE_TDBEM_CB_HEAD_PAIRS;
+  constexpr int RING = SE_TDBEM_CB_RING(4), GROUP = SE_TDBEM_CB_GROUP, MASK = RING - 1;
+  constexpr int CBP_FLUSH = 4;
+  static_assert(GROUP == 2 * 32 * 16, "two cp.async per lane and group");
+  static_assert(HEAD + 8 * 32 * PAIRS + 16 <= RING - GROUP, "a record fits behind a group");
+  static_assert(NG <= 16 && 2 * PAIRS <= CB_PAD, "the window's bounds (se_tdbem_cb_pair_stride)");
+  extern __shared__ __align__(16) unsigned char smem_cb[];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int tile = blockIdx.x * WARPS + warp;
+  if (tile >= a.tiles)
+    return;
+  const unsigned s0 = (unsigned)__cvta_generic_to_shared(smem_cb);
+  const unsigned pad = (0u - s0) & (unsigned)MASK;
+  const unsigned ring = opaque(s0 + pad + (unsigned)(warp * RING)); /* a multiple of RING */
+  const int stride = se_tdbem_cb_pair_stride(a.win_max);
+  const unsigned e = opaque(s0 + pad + WARPS * RING + (unsigned)(warp * 2 * stride) * 4u);
+  for (int x = lane; x < 2 * stride; x += 32)
+    sts(e + 4 * x, 0.0f);
+  const unsigned el = opaque(e + 4 * (CB_PAD + lane)), ol = opaque(el + 4 * (stride + 1));
+  /* offsets from the 128-byte boundary at or before the run (the copies' source and destination
+   * then share their alignment): the run is [pos, run_end) */
+  const int64_t r = (int64_t)blockIdx.y * a.tiles + tile, start = a.run_off[r];
+  const unsigned char *src =
+      static_cast<const unsigned char *>(a.stream) + (start & ~(int64_t)127) + 16 * lane;
+  int pos = (int)(start & 127);
+  const int run_end = pos + (int)(a.run_off[r + 1] - start); /* < 2^31 (allocate_image) */
+  double acc[NG];
+  float sums[NG];
+#pragma unroll
+  for (int q = 0; q < NG; q++) {
+    acc[q] = 0.0;
+    sums[q] = 0.0f;
+  }
+  int issued = 0, groups = 0, records = 0;
+  /* commits groups while they fit behind pos (whole groups: the stream has slack at its end) */
+  auto issue = [&]() {
+    const int limit = min(run_end, pos + RING - GROUP + 1);
+#pragma unroll 1
+    while (issued < limit) {
+      const unsigned dst = ((unsigned)(issued + 16 * lane) & (unsigned)MASK) | ring;
+      cp_async16_s(dst, src);
+      cp_async16_s(dst + 512, src + 512);
+      cp_async_commit();
+      issued += GROUP;
+      src += GROUP;
+      groups++;
+    }
+  };
+  /* waits until the bytes [0, need) of the run are in the ring (at most RING / GROUP - 1 groups
+   * stay in flight) and makes them, and the window stored last, visible to the warp */
+  auto wait_for = [&](int need) {
+    const int pending = groups - (int)(((unsigned)need + GROUP - 1) / GROUP);
+    if (pending >= 2)
+      cp_async_wait<2>();
+    else if (pending == 1)
+      cp_async_wait<1>();
+    else
+      cp_async_wait<0>();
+    __syncwarp();
+  };
+  auto at = [&](unsigned off) { return (off & (unsigned)MASK) | ring; };
+  if (pos < run_end) {
+    issue();
+    wait_for(pos + 16);
+    uint4 h = lds16(at(pos)); /* k1, window span, local slice, bytes | pairs << 16 */
+    double g[CBP_WIN_REGS];
+    window_load_pairs(a, (int)h.z, (int)h.x, lane, g);
+    window_store_pairs(a, (int)h.z, (int)h.x, (int)h.y + NG - 1, lane, g, el, ol);
+    while (pos < run_end) {
+      const int end = pos + (int)(h.w & 0xffffu);
+      wait_for(end + 16 < run_end ? end + 16 : run_end);
+      uint4 hn = make_uint4(0, 0, 0xffffffffu, 0);
+      if (end < run_end)
+        hn = lds16(at(end));
+      const bool new_win = end < run_end && hn.z != h.z;
+      if (new_win)
+        window_load_pairs(a, (int)hn.z, (int)hn.x, lane, g);
+      const unsigned tb = (unsigned)(pos + 16 + 24 * (lane >> 4)); /* the half-warp's offsets */
+      const uint2 t0 = lds8(at(tb)), t1 = lds8(at(tb + 8)), t2 = lds8(at(tb + 16));
+      const unsigned tw[6] = {t0.x, t0.y, t1.x, t1.y, t2.x, t2.y};
+      const unsigned meta = lds4(at(pos + 64 + 4 * lane));
+      const unsigned vb = (unsigned)(pos + HEAD) + ((meta >> 13) & 0xf8u); /* + 8 slot */
+      const unsigned wp = e + 8 * (meta & 0xffffu); /* float k at wp + 4k: window y - 1 + k */
+      float w[NG + 2]; /* pair p: w[t] = window y - 2p - 1 + t (column c, vector q: y - c + q) */
+#pragma unroll
+      for (int t = 2; t <= NG; t += 2) {
+        const float2 u = lds2f(wp + 4 * t);
+        w[t] = u.x;
+        w[t + 1] = u.y;
+      }
+      const int pairs = (int)(h.w >> 16);
+#pragma unroll
+      for (int p = 0; p < PAIRS; p++) {
+        if (p >= pairs)
+          break;
+        if (p > 0)
+#pragma unroll
+          for (int t = NG; t >= 2; t--)
+            w[t] = w[t - 2];
+        const float2 u = lds2f(wp - 8 * p);
+        w[0] = u.x;
+        w[1] = u.y;
+        const unsigned off = (p & 1) ? vb + (tw[p >> 1] >> 16) : vb + tw[p >> 1];
+        const float2 v = lds_pair(at(off), meta >= (unsigned)(2 * p + 1) << 21);
+#pragma unroll
+        for (int q = 0; q < NG; q++) {
+          sums[q] = fmaf(v.x, w[q + 1], sums[q]);
+          sums[q] = fmaf(v.y, w[q], sums[q]);
+        }
+      }
+      if (++records == CBP_FLUSH) {
+        records = 0;
+#pragma unroll
+        for (int q = 0; q < NG; q++) {
+          acc[q] += (double)sums[q];
+          sums[q] = 0.0f;
+        }
+      }
+      __syncwarp(); /* the window is read; the next wait_for orders the new one */
+      if (new_win)
+        window_store_pairs(a, (int)hn.z, (int)hn.x, (int)hn.y + NG - 1, lane, g, el, ol);
+      pos = end;
+      h = hn;
+      issue();
+    }
+  }
+  const int64_t row = (int64_t)tile * 32 + lane;
+  if (row < a.n)
+#pragma unroll
+    for (int q = 0; q < NG; q++)
+      if (q < a.ng)
+        a.partial[((int64_t)blockIdx.y * a.ng + q) * a.n + row] = acc[q] + (double)sums[q];
 }
 
 /* One row of the radiation: see radiate_kernel. */
@@ -380,10 +599,9 @@ typedef void (*sum_kernel)(se_tdbem_kernel_args);
 
 /* The instantiated kernels: [single][ng index] (ng 1, 2, 4, 8, 16), FB also [bc 16, 32]. */
 const sum_kernel cb_kernels[2][5] = {
-    {cb_kernel<double, 1>, cb_kernel<double, 2>, cb_kernel<double, 4>, cb_kernel<double, 8>,
-     cb_kernel<double, 16>},
-    {cb_kernel<float, 1>, cb_kernel<float, 2>, cb_kernel<float, 4>, cb_kernel<float, 8>,
-     cb_kernel<float, 16>}};
+    {cb_kernel<1>, cb_kernel<2>, cb_kernel<4>, cb_kernel<8>, cb_kernel<16>},
+    {cb_pair_kernel<1>, cb_pair_kernel<2>, cb_pair_kernel<4>, cb_pair_kernel<8>,
+     cb_pair_kernel<16>}};
 const sum_kernel fb_kernels[2][2][5] = {
     {{fb_kernel<double, 1, 16>, fb_kernel<double, 2, 16>, fb_kernel<double, 4, 16>,
       fb_kernel<double, 8, 16>, fb_kernel<double, 16, 16>},
@@ -399,29 +617,49 @@ int blocks_for(int64_t n, int threads) {
   return (int)(b < 1 ? 1 : (b > 65535 ? 65535 : b));
 }
 
+/* The summation kernel for (kernel, single, ng, bc) and its dynamic shared memory for win_max;
+ * raises the kernel's shared-memory limit where it needs more than 48 KB. */
+cudaError_t sum_kernel_of(int kernel, int single, int ng, int bc, int win_max, sum_kernel *k,
+                          size_t *bytes) {
+  const int index = ng <= 1 ? 0 : ng <= 2 ? 1 : ng <= 4 ? 2 : ng <= 8 ? 3 : 4;
+  const int NG = 1 << index;
+  *k = kernel == 0 ? cb_kernels[single != 0][index] : fb_kernels[single != 0][bc == 32][index];
+  if (kernel == 0 && single) /* the rings, one ring more for their alignment, two window copies */
+    *bytes = (WARPS + 1) * SE_TDBEM_CB_RING(4) +
+             WARPS * 2 * (size_t)se_tdbem_cb_pair_stride(win_max) * sizeof(float);
+  else if (kernel == 0)
+    *bytes = WARPS * (SE_TDBEM_CB_RING(8) +
+                      (size_t)se_tdbem_cb_window_stride(win_max, NG, 8) * sizeof(double));
+  else
+    *bytes = WARPS * (size_t)(win_max + NG) * sizeof(double);
+  if (*bytes > 48 * 1024)
+    return cudaFuncSetAttribute(*k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)*bytes);
+  return cudaSuccess;
+}
+
 } // namespace
 
 extern "C" cudaError_t se_tdbem_launch_sum(int kernel, int single, const se_tdbem_kernel_args *a,
                                            cudaStream_t stream) {
-  const int index = a->ng <= 1 ? 0 : a->ng <= 2 ? 1 : a->ng <= 4 ? 2 : a->ng <= 8 ? 3 : 4;
-  const int NG = 1 << index;
-  const sum_kernel k = kernel == 0 ? cb_kernels[single != 0][index]
-                                   : fb_kernels[single != 0][a->bc == 32][index];
-  const size_t per_warp =
-      kernel == 0 ? SE_TDBEM_CB_RING(single ? 4 : 8) +
-                        (size_t)se_tdbem_cb_window_stride(a->win_max, NG, single ? 4 : 8) *
-                                           (single ? sizeof(float) : sizeof(double))
-                  : (size_t)(a->win_max + NG) * sizeof(double);
-  const size_t bytes = WARPS * per_warp;
-  if (bytes > 48 * 1024) {
-    cudaError_t rc = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          (int)bytes);
-    if (rc != cudaSuccess)
-      return rc;
-  }
+  sum_kernel k;
+  size_t bytes;
+  const cudaError_t rc = sum_kernel_of(kernel, single, a->ng, a->bc, a->win_max, &k, &bytes);
+  if (rc != cudaSuccess)
+    return rc;
   const dim3 grid((unsigned)((a->tiles + WARPS - 1) / WARPS), (unsigned)a->chunks);
   k<<<grid, WARPS * 32, bytes, stream>>>(*a);
   return cudaGetLastError();
+}
+
+extern "C" cudaError_t se_tdbem_sum_blocks_per_sm(int kernel, int single, int ng, int bc,
+                                                  int win_max, int *blocks) {
+  sum_kernel k;
+  size_t bytes;
+  *blocks = 0;
+  const cudaError_t rc = sum_kernel_of(kernel, single, ng, bc, win_max, &k, &bytes);
+  if (rc != cudaSuccess)
+    return rc;
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, k, WARPS * 32, bytes);
 }
 
 extern "C" cudaError_t se_tdbem_launch_radiate(const se_tdbem_radiate_args *r,

@@ -10,23 +10,41 @@
 extern "C" {
 #endif
 
-/* Rows per tile: one warp, one row per lane. */
-enum { SE_TDBEM_TILE = 32 };
+/* Rows per tile: one warp, one row per lane; tiles (warps) per thread-block of the summation
+ * kernels (grid: tiles / SE_TDBEM_WARPS x chunks). */
+enum { SE_TDBEM_TILE = 32, SE_TDBEM_WARPS = 4 };
 
 /* The CB stream: records of SE_TDBEM_CB_HEAD bytes of header and metadata, then the values padded
  * to 16 bytes; a warp's ring holds SE_TDBEM_CB_RING bytes (a power of 2), filled by groups of
- * SE_TDBEM_CB_GROUP bytes (16 or 32 per lane); row-vectors are cut into pieces of at most
+ * SE_TDBEM_CB_GROUP bytes (32 per lane); row-vectors are cut into pieces of at most
  * SE_TDBEM_CB_PIECE values so that a record (+ the next header) fits in the ring behind the
  * group being loaded: HEAD + 32 PIECE 8 + 16 <= RING - GROUP. */
-enum { SE_TDBEM_CB_HEAD = 144, SE_TDBEM_CB_PIECE = 24 };
-/* Ring and group bytes for values of `size` bytes: 4 KB / 512 B for float (a smaller ring: more
- * warps per multiprocessor), 8 KB / 1 KB for double. */
+enum { SE_TDBEM_CB_HEAD = 144, SE_TDBEM_CB_PIECE = 24, SE_TDBEM_CB_GROUP = 1024 };
+/* Float records (the pair layout, docs/tdbem.md Section 16): pieces of at most
+ * SE_TDBEM_CB_PIECE_PAIRS values (11 pair columns: a record fits in the 4 KB ring behind a
+ * group); 16 bytes of header, two tables (one per half-warp) of 12 16-bit offsets, 32 x 4 bytes
+ * of metadata, then the value pairs from byte SE_TDBEM_CB_HEAD_PAIRS. */
+enum { SE_TDBEM_CB_PIECE_PAIRS = 22, SE_TDBEM_CB_HEAD_PAIRS = 16 + 48 + 128 };
+/* Ring bytes for values of `size` bytes: 4 KB for float (a smaller ring: more warps per
+ * multiprocessor), 8 KB for double. */
 #define SE_TDBEM_CB_RING(size) ((size) == 4 ? 4096 : 8192)
-#define SE_TDBEM_CB_GROUP(size) ((size) == 4 ? 512 : 1024)
 
-/* Entries of a warp's CB window in shared memory: SE_TDBEM_CB_PIECE zeros before position 0, the
- * longest window (win_max + ng - 1 entries) and room to spare, rounded so that every warp's window
- * starts 16-byte aligned; size: bytes per entry (4 for float products, 8 for double). */
+/* The window of the float (pair) kernel: two float copies E and O of this many entries each
+ * (the same for every ng <= 16): SE_TDBEM_CB_PIECE zeros, then E[SE_TDBEM_CB_PIECE + x] = window
+ * entry x (x < win_max + ng - 1) and O[i] = E[i - 1], so that any two consecutive entries are
+ * one aligned 8-byte load from E or O. 16 mod 32 entries: O's banks sit half a bank row from E's,
+ * so that lanes reading nearby entries of E and O rarely share a bank. */
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+static inline int se_tdbem_cb_pair_stride(int win_max) {
+  return (SE_TDBEM_CB_PIECE + win_max + 16 + 2 + 15) / 32 * 32 + 16;
+}
+
+/* Entries of a warp's CB window in shared memory (the double kernel; float: the pair stride
+ * above): SE_TDBEM_CB_PIECE zeros before position 0, the longest window (win_max + ng - 1
+ * entries) and room to spare, rounded so that every warp's window starts 16-byte aligned; size:
+ * bytes per entry. */
 #ifdef __CUDACC__
 __host__ __device__
 #endif
@@ -48,12 +66,26 @@ static inline int se_tdbem_cb_window_stride(int win_max, int ng, int size) {
  *     no piece; count: the number of pieces longer than c = lane, i.e. the values of column c,
  *     whatever the lane's own piece); then the nv
  *     values column-major, column c holding the values of the pieces longer than c in slot order
- *     (so the value of slot s is the column's s-th), padded with zeros to 16 bytes. The products are float for float values
- *     (summed per record in float, accumulated in double) and double for double values. */
+ *     (so the value of slot s is the column's s-th), padded with zeros to 16 bytes; double values.
+ *     Float values use the pair layout: int32 k1, span, local slice j, record bytes | (number of
+ *     pair columns) << 16; then uint16 pst[h][p], h < 2, p < 12: the byte offset, from the first
+ *     value byte, of the half-warp h part of pair column p; then 32 uint32 woff / 2 | slot << 16 |
+ *     length << 21, slot numbering the pieces of the lane's half-warp by length, longest first
+ *     (ties by lane), and the lane's window pairs starting at entry woff of E (from E's start,
+ *     O = E + stride: se_tdbem_cb_pair_stride): with y = SE_TDBEM_CB_PIECE + k1 - kstart,
+ *     woff = y - 1 in E for odd y, y in O for even y (lanes without a piece: y =
+ *     SE_TDBEM_CB_PIECE); then the pair columns p = 0, 1, ..: for half-warp 0, then 1, for each
+ *     slot s whose piece is longer than 2p, values 2p and 2p + 1 of its piece (0 after an odd
+ *     length) as 8 bytes, so that the pair of slot s of half h is at pst[h][p] + 8 s; the record
+ *     is padded with zeros to 16 bytes. The products are float for
+ *     float values (summed over up to 4 records in float, accumulated in double) and double for
+ *     double values. */
 typedef struct se_tdbem_kernel_args {
-  int64_t n, count, hist_len, time, known, kmax, chunk; /* a_m counted for m < known <= time */
+  int64_t n, count, hist_len, chunk;
   int tiles, chunks, ng, bc, win_max;
-  int time_slot, hist_len32; /* time mod hist_len, hist_len (< 2^30) */
+  /* a_m counted for m < known <= time: time mod hist_len, hist_len (< 2^30), min(time,
+   * INT32_MAX), time - known, kmax */
+  int time_slot, hist_len32, time32, lag32, kmax32;
   const double *hist; /* [count x hist_len] */
   const int64_t *blk_ptr;
   const int32_t *tile_k;
@@ -87,6 +119,11 @@ cudaError_t se_tdbem_launch_radiate(const se_tdbem_radiate_args *r, cudaStream_t
  * Returns the launch's error (cudaGetLastError). */
 cudaError_t se_tdbem_launch_sum(int kernel, int single, const se_tdbem_kernel_args *a,
                                 cudaStream_t stream);
+
+/* The thread-blocks of the summation kernel (kernel 0 CB, 1 FB; single; ng; FB's bc) that one
+ * multiprocessor holds at once for windows of win_max columns (0 if it cannot run). */
+cudaError_t se_tdbem_sum_blocks_per_sm(int kernel, int single, int ng, int bc, int win_max,
+                                       int *blocks);
 
 /* out[q * n + i] = sum_c partial[(c * ng + q) * n + i], c in chunk order. */
 cudaError_t se_tdbem_launch_reduce(const double *partial, int chunks, int ng, int64_t n,

@@ -6,8 +6,8 @@
  * near field on the device (se_tdbem_cuda_radiate_*). Bounds: 1e-12 relative in double (double
  * products and sums in both paths: the differences are rounding of the summation order, about
  * 1e-15) and 1e-5 in single (DESIGN.md; CB multiplies float values with the history rounded to
- * float and sums each record's at most 24 products per lane in float, relative rounding about
- * 24 x 6e-8 per record sum, before the double accumulation; FB multiplies in double). Skips (77)
+ * float and sums up to 4 records' products per lane (at most 88) in float, relative rounding about
+ * 88 x 6e-8 per float sum, before the double accumulation; FB multiplies in double). Skips (77)
  * without a CUDA device or a CUDA build. */
 #include <math.h>
 #include <stdint.h>
