@@ -28,10 +28,20 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Device helpers with host fallbacks (the same as hines_mono.cu's).
 
-// IEEE reciprocal, round to nearest (the host's 1.0 / x is the same correctly rounded value).
+// Reciprocal without a branch: the hardware approximation, then the fast path of __drcp_rn
+// (a cubic and a Newton step, fused multiply-adds), without its slow-path test for results near
+// the ends of the exponent range (the pivots of a Hines matrix are far from them). Within
+// rounding of the correctly rounded 1 / x (the host's value); a branch would keep the rows of
+// the two bins of a lane from interleaving.
 SE_HD inline double recip(double x) {
 #ifdef __CUDA_ARCH__
-  return __drcp_rn(x);
+  double y;
+  asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
+  double e = fma(-x, y, 1.0);
+  e = fma(e, e, e);
+  y = fma(y, e, y);
+  e = fma(-x, y, 1.0);
+  return fma(y, e, y);
 #else
   return 1.0 / x;
 #endif
@@ -109,7 +119,9 @@ constexpr int COOP_CH = 2; // steps per chunk (one pipeline stage)
 enum {
   CF_CARRY = 1, // the parent is the lane's next row: the contribution stays in registers
   CF_ACC = 2,   // the row's cell holds contributions of children of its own lane and level
-  CF_INIT = 4   // the row's contribution is the first to its target cell: store, not add
+  CF_INIT = 4,  // the row's contribution is the first to its target cell: store, not add
+  CF_TOP = 8,   // row 0: x = g
+  CF_IDLE = 16  // the lane idles (encoded table only): compute on row 0's values, store nothing
 };
 
 struct CoopTree {
@@ -120,7 +132,9 @@ struct CoopTree {
   int levels;
   int bin_rows;  // rows of the longest bin of level 1
   int upper_rows; // rows above level 1
-  std::vector<int4> steps; // MB x L
+  std::vector<int4> steps;   // MB x L: row, flags | roots, target row or cell, parent
+  std::vector<int4> enc;     // the same, in offsets of a lane's cells (coop_encode)
+  std::vector<uint32_t> goff; // row x stride of each step (copies, x stores); 0 when idle
 };
 
 int pad_steps(long v) { return (int)((v + COOP_CH - 1) / COOP_CH * COOP_CH); }
@@ -314,45 +328,87 @@ int coop_build(const int32_t *parent, int32_t n, int L, CoopTree *t, se_error *e
   return SE_OK;
 }
 
+// The device form of the step table for G systems per warp and row stride rs: cell c of a
+// lane's system is at byte 16 G c of the lane's cell base, so the table holds 16 G c: x the
+// row's cell (the discard cell when idle: the lane copies row 0 and computes into the discard
+// cell), z the target (the discard cell when the contribution is carried or
+// there is none), w the parent's x (16 G c + 8; the zero cell's for row 0); goff = row x rs.
+void coop_encode(CoopTree *t, int G, uint32_t rs) {
+  const int32_t n = t->n, zero = n + t->K;
+  t->enc.resize(t->steps.size());
+  t->goff.resize(t->steps.size());
+  for (size_t q = 0; q < t->steps.size(); q++) {
+    const int4 o = t->steps[q];
+    if (o.x < 0) {
+      t->enc[q] = make_int4(16 * G * (zero + 1), CF_IDLE, 16 * G * (zero + 1), 16 * G * zero + 8);
+      t->goff[q] = 0;
+      continue;
+    }
+    const bool carry = (o.y & CF_CARRY) != 0;
+    t->enc[q] = make_int4(16 * G * o.x, o.y | (o.x == 0 ? CF_TOP : 0),
+                          16 * G * (carry || o.z < 0 ? zero + 1 : o.z),
+                          16 * G * (o.w < 0 ? zero : o.w) + 8);
+    t->goff[q] = (uint32_t)o.x * rs;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The lane code.
+
+// The double at byte offset `off` from p (the table's cell offsets are in bytes: one add).
+SE_HD inline double *at(double *p, int off) {
+  return reinterpret_cast<double *>(reinterpret_cast<char *>(p) + off);
+}
+
+// A cell (two doubles, 16-byte aligned) as one 16-byte access: a warp's L bins then touch
+// L x 128 B (G = 8) in L shared-memory wavefronts, where two 8-byte accesses to the same
+// banks would take 2 L.
+SE_HD inline double2 cell_load(const double *p) { return *reinterpret_cast<const double2 *>(p); }
+SE_HD inline void cell_store(double *p, double v0, double v1) {
+  *reinterpret_cast<double2 *>(p) = make_double2(v0, v1);
+}
 
 struct CoopArgs {
   int layout;
   int32_t n, bs;
   int64_t S;
-  uint32_t rs;    // row stride of the layout (FULL: S, with n S < 2^32, checked; BLOCK: BS)
   int MB;
   int zero;       // index of the zero cell (n + K); the discard cell is zero + 1
   int warp_words; // doubles of shared memory per warp: the stages, then the cells
-  const int4 *steps;
+  const int4 *steps;      // the encoded table (coop_encode), MB x (lanes x bins)
+  const uint32_t *goff;
   const double *u, *l, *d;
   double *rhs;
 };
 
-template <int G, int ST, bool W16> struct CoopShape {
+// G systems per warp, B bins per lane (the schedule has V = L B bins; lane j runs bins j and
+// j + L, ... interleaved: B independent rows per step), ST pipeline stages, W16 16-byte copies.
+template <int G, int B, int ST, bool W16> struct CoopShape {
   static constexpr int L = 32 / G;
+  static constexpr int V = L * B;           // bins of the schedule
   static constexpr int PB = W16 ? 2 : 1;    // doubles per copy piece
   static constexpr int PR = G / PB;         // pieces per row of one array
-  static constexpr int NR = 4 * L * PR / 32; // pieces per lane and step (1 KB per warp)
-  static constexpr int STAGE = ST * COOP_CH * 128; // doubles of the stages of one warp
+  static constexpr int NR = 4 * V * PR / 32; // pieces per lane and step (B KB per warp)
+  static constexpr int SW = 128 * B;         // doubles of one step in a stage
+  static constexpr int STAGE = ST * COOP_CH * SW; // doubles of the stages of one warp
 };
 
-// A lane's copy pieces, fixed for the whole solve. Step (st, kk) of the stages holds 128
-// doubles, [array][lane j's row][system], so lane j G + g finds its values at offsets lane,
-// 32 + lane, 64 + lane, 96 + lane. Piece m = lane + 32 r: system pair/single q, array, row of
-// lane jj; bytes 0 = a system beyond the last (not read).
-template <int G, int ST, bool W16> struct CoopPieces {
-  const double *src[CoopShape<G, ST, W16>::NR]; // row 0 of the piece's array and systems
-  int dst[CoopShape<G, ST, W16>::NR];           // offset in a step's 128 doubles
-  int jj[CoopShape<G, ST, W16>::NR];
-  int bytes[CoopShape<G, ST, W16>::NR];
+// A lane's copy pieces, fixed for the whole solve. Step (st, kk) of the stages holds 128 B
+// doubles, [array][bin][system], so lane j G + g finds bin j + b L at offsets
+// 32 (arr B + b) + lane. Piece m = lane + 32 r: system pair/single q, array, bin jj; bytes 0 = a
+// system beyond the last (not read).
+template <int G, int B, int ST, bool W16> struct CoopPieces {
+  typedef CoopShape<G, B, ST, W16> Sh;
+  const double *src[Sh::NR]; // row 0 of the piece's array and systems
+  int dst[Sh::NR];           // offset in a step's 128 B doubles
+  int jj[Sh::NR];
+  int bytes[Sh::NR];
 };
 
-template <int G, int ST, bool W16>
+template <int G, int B, int ST, bool W16>
 SE_HD inline void coop_pieces(const CoopArgs &a, int lane, int64_t b0, int nvalid,
-                              CoopPieces<G, ST, W16> *pc) {
-  typedef CoopShape<G, ST, W16> Sh;
+                              CoopPieces<G, B, ST, W16> *pc) {
+  typedef CoopShape<G, B, ST, W16> Sh;
   SE_UNROLL
   for (int r = 0; r < Sh::NR; r++) {
     const int m = lane + 32 * r;
@@ -360,130 +416,152 @@ SE_HD inline void coop_pieces(const CoopArgs &a, int lane, int64_t b0, int nvali
     const int gs = q * Sh::PB;
     const double *base = arr == 0 ? a.u : (arr == 1 ? a.l : (arr == 2 ? a.d : a.rhs));
     pc->src[r] = base + b0 + gs;
-    pc->dst[r] = arr * 32 + jj * G + gs;
+    pc->dst[r] = arr * 32 * B + jj * G + gs;
     pc->jj[r] = jj;
     pc->bytes[r] = gs >= nvalid ? 0 : (W16 && nvalid - gs >= 2 ? 16 : 8);
   }
 }
 
 // Copies the inputs of chunk c into its stage. Every piece is issued (no branch): an idle row
-// or a system beyond the last reads nothing (zero fill from row 0's address).
-template <int G, int ST, bool W16>
-SE_HD inline void coop_issue(const CoopArgs &a, const CoopPieces<G, ST, W16> &pc,
-                             const int4 *steps, int c, double *stage) {
-  typedef CoopShape<G, ST, W16> Sh;
+// copies row 0; a system beyond the last reads nothing (zero fill from row 0's address).
+template <int G, int B, int ST, bool W16>
+SE_HD inline void coop_issue(const CoopArgs &a, const CoopPieces<G, B, ST, W16> &pc,
+                             const uint32_t *goff, int c, double *stage) {
+  typedef CoopShape<G, B, ST, W16> Sh;
   if (c * COOP_CH < a.MB) {
-    double *sst = stage + (c % ST) * COOP_CH * 128;
+    double *sst = stage + (c % ST) * COOP_CH * Sh::SW;
     SE_UNROLL
     for (int kk = 0; kk < COOP_CH; kk++) {
       SE_UNROLL
       for (int r = 0; r < Sh::NR; r++) {
-        const int32_t row = steps[(c * COOP_CH + kk) * Sh::L + pc.jj[r]].x;
-        const uint32_t off = row >= 0 ? (uint32_t)row * a.rs : 0u; // n rs < 2^32
-        const int bytes = row >= 0 ? pc.bytes[r] : 0;
-        double *dst = sst + kk * 128 + pc.dst[r];
+        const uint32_t off = goff[(c * COOP_CH + kk) * Sh::V + pc.jj[r]]; // n rs < 2^32
+        double *dst = sst + kk * Sh::SW + pc.dst[r];
         if (W16)
-          copy16_async(dst, pc.src[r] + off, bytes);
+          copy16_async(dst, pc.src[r] + off, pc.bytes[r]);
         else
-          copy8_async(dst, pc.src[r] + off, bytes);
+          copy8_async(dst, pc.src[r] + off, pc.bytes[r]);
       }
     }
   }
   copy_commit();
 }
 
-// Backward steps of chunk c for lane j G + g (system g of the warp, bin j): rows leave (h, g)
-// in their cells and send ((u l) / d', u g) to their parent (registers, the parent's cell or a
-// root cell).
-template <int G, int ST>
+// Backward steps of chunk c for lane j G + g (system g of the warp, bins j + b L): rows leave
+// (h, g) in their cells and send ((u l) / d', u g) to their parent (registers, the parent's cell
+// or a root cell). No branch on the table: an idle entry computes on row 0's values and writes
+// the discard cell, so the B rows of a step interleave.
+template <int G, int B, int ST>
 SE_HD inline void coop_back(const CoopArgs &a, const int4 *steps, int c, int lane,
-                            const double *stage, double *cells, double &cd, double &cr) {
-  constexpr int L = 32 / G;
+                            const double *stage, double *cells, double *cd, double *cr) {
+  constexpr int L = 32 / G, V = L * B;
   const int j = lane / G, st = c % ST;
-  double *cg = cells + 2 * (lane % G); // cell i of the lane's system: cg[2 G i], cg[2 G i + 1]
+  double *cg = cells + 2 * (lane % G); // cell c of the lane's system: at(cg, 16 G c)[0..1]
+  const int zero = 16 * G * a.zero;
   // Everything a step reads is loaded at the start of the chunk: a step's stores never reach
-  // the next step's cell (its parent, when it is the next row, is carried in registers).
-  int4 op[COOP_CH];
-  double uu[COOP_CH], ll[COOP_CH], dd[COOP_CH], rr[COOP_CH], a0[COOP_CH], a1[COOP_CH];
+  // the next step's cells (its parent, when it is the next row, is carried in registers; the
+  // bins of a level are disjoint subtrees), except a sibling's parent cell (read in the step).
+  int4 op[COOP_CH][B];
+  double uu[COOP_CH][B], ll[COOP_CH][B], dd[COOP_CH][B], rr[COOP_CH][B];
+  double a0[COOP_CH][B], a1[COOP_CH][B];
   SE_UNROLL
   for (int kk = 0; kk < COOP_CH; kk++) {
-    op[kk] = steps[(c * COOP_CH + kk) * L + j];
-    const double *w = stage + (st * COOP_CH + kk) * 128 + lane;
-    uu[kk] = w[0];
-    ll[kk] = w[32];
-    dd[kk] = w[64];
-    rr[kk] = w[96];
-    const double *acc = cg + 2 * G * (op[kk].x >= 0 && (op[kk].y & CF_ACC) ? op[kk].x : a.zero);
-    a0[kk] = acc[0];
-    a1[kk] = acc[1];
+    SE_UNROLL
+    for (int b = 0; b < B; b++) {
+      const int4 o = steps[(c * COOP_CH + kk) * V + j + b * L];
+      op[kk][b] = o;
+      const double *w = stage + (st * COOP_CH + kk) * 128 * B + 32 * b + lane;
+      uu[kk][b] = w[0];
+      ll[kk][b] = w[32 * B];
+      dd[kk][b] = w[64 * B];
+      rr[kk][b] = w[96 * B];
+      const double2 acc = cell_load(at(cg, (o.y & CF_ACC) ? o.x : zero));
+      a0[kk][b] = acc.x;
+      a1[kk][b] = acc.y;
+    }
   }
+  // the roots below each row (written at lower levels, in earlier chunks)
   SE_UNROLL
   for (int kk = 0; kk < COOP_CH; kk++) {
-    const int4 o = op[kk];
-    if (o.x < 0)
-      continue;
-    const int fl = o.y;
-    double ad = cd + a0[kk], ar = cr + a1[kk];
-    const int n_roots = fl >> 20, first = (fl >> 8) & 0xfff;
+    SE_UNROLL
+    for (int b = 0; b < B; b++) {
+      const int n_roots = op[kk][b].y >> 20, first = (op[kk][b].y >> 8) & 0xfff;
 #ifdef __CUDA_ARCH__
 #pragma unroll 1
 #endif
-    for (int q = 0; q < n_roots; q++) {
-      const double *rc = cg + 2 * G * (a.n + first + q);
-      ad += rc[0];
-      ar += rc[1];
+      for (int q = 0; q < n_roots; q++) {
+        const double2 rc = cell_load(cg + 2 * G * (a.n + first + q));
+        a0[kk][b] += rc.x;
+        a1[kk][b] += rc.y;
+      }
     }
-    const double ul = uu[kk] * ll[kk]; // off the dependency chain
-    const double r = recip(dd[kk] - ad);
-    const double h = ll[kk] * r, gg = (rr[kk] - ar) * r;
-    double *cell = cg + 2 * G * o.x;
-    cell[0] = h;
-    cell[1] = gg;
-    const double nd = ul * r, nr = uu[kk] * gg;
-    const bool carry = (fl & CF_CARRY) != 0;
-    double *t = cg + 2 * G * (carry || o.z < 0 ? a.zero + 1 : o.z);
-    const double *t_old = (fl & CF_INIT) ? cg + 2 * G * a.zero : t; // a first store adds to 0
-    const double t0 = t_old[0], t1 = t_old[1];
-    t[0] = t0 + nd;
-    t[1] = t1 + nr;
-    cd = carry ? nd : 0.0;
-    cr = carry ? nr : 0.0;
+  }
+  SE_UNROLL
+  for (int kk = 0; kk < COOP_CH; kk++) {
+    double t0[B], t1[B];
+    SE_UNROLL
+    for (int b = 0; b < B; b++) { // after the previous step's stores (a sibling's add)
+      const int4 o = op[kk][b];
+      const double2 t_old = cell_load(at(cg, (o.y & CF_INIT) ? zero : o.z)); // a first adds to 0
+      t0[b] = t_old.x;
+      t1[b] = t_old.y;
+    }
+    SE_UNROLL
+    for (int b = 0; b < B; b++) {
+      const int4 o = op[kk][b];
+      const double ad = cd[b] + a0[kk][b], ar = cr[b] + a1[kk][b];
+      const double ul = uu[kk][b] * ll[kk][b]; // off the dependency chain
+      const double r = recip(dd[kk][b] - ad);
+      const double h = ll[kk][b] * r, gg = (rr[kk][b] - ar) * r;
+      cell_store(at(cg, o.x), h, gg);
+      const double nd = ul * r, nr = uu[kk][b] * gg;
+      cell_store(at(cg, o.z), t0[b] + nd, t1[b] + nr);
+      const bool carry = (o.y & CF_CARRY) != 0;
+      cd[b] = carry ? nd : 0.0;
+      cr[b] = carry ? nr : 0.0;
+    }
   }
 }
 
 // Forward steps of chunk c (the backward steps in reverse): x_i = g_i - h_i x_p(i), kept in the
-// row's cell; X points at row 0 of the lane's system in rhs.
-template <int G>
-SE_HD inline void coop_fwd(const CoopArgs &a, const int4 *steps, int c, int lane, double *cells,
-                           double *X, bool live, double &xc) {
-  constexpr int L = 32 / G;
+// row's cell; X points at row 0 of the lane's system in rhs. Idle entries compute on the discard
+// cell and store nothing to device memory.
+template <int G, int B>
+SE_HD inline void coop_fwd(const CoopArgs &a, const int4 *steps, const uint32_t *goff, int c,
+                           int lane, double *cells, double *X, bool live, double *xc) {
+  constexpr int L = 32 / G, V = L * B;
   const int j = lane / G;
   double *cg = cells + 2 * (lane % G);
   // Loads first, as in coop_back: a step's x reaches the next step through xc when it is the
   // next step's parent (the loaded cell value is then not used).
-  int4 op[COOP_CH];
-  double hh[COOP_CH], gv[COOP_CH], xq[COOP_CH];
+  int4 op[COOP_CH][B];
+  uint32_t go[COOP_CH][B];
+  double hh[COOP_CH][B], gv[COOP_CH][B], xq[COOP_CH][B];
   SE_UNROLL
   for (int kk = 0; kk < COOP_CH; kk++) {
-    op[kk] = steps[(a.MB - 1 - c * COOP_CH - kk) * L + j];
-    const double *cell = cg + 2 * G * (op[kk].x >= 0 ? op[kk].x : a.zero);
-    hh[kk] = cell[0];
-    gv[kk] = cell[1];
-    xq[kk] = cg[2 * G * (op[kk].w < 0 ? a.zero : op[kk].w) + 1];
+    SE_UNROLL
+    for (int b = 0; b < B; b++) {
+      const int q = (a.MB - 1 - c * COOP_CH - kk) * V + j + b * L;
+      const int4 o = steps[q];
+      op[kk][b] = o;
+      go[kk][b] = goff[q];
+      const double2 hg = cell_load(at(cg, o.x));
+      hh[kk][b] = hg.x;
+      gv[kk][b] = hg.y;
+      xq[kk][b] = *at(cg, o.w);
+    }
   }
   SE_UNROLL
   for (int kk = 0; kk < COOP_CH; kk++) {
-    const int4 o = op[kk];
-    if (o.x < 0)
-      continue;
-    double *cell = cg + 2 * G * o.x;
-    const double h = hh[kk], gg = gv[kk];
-    const double xp = (o.y & CF_CARRY) ? xc : xq[kk];
-    const double x = o.w < 0 ? gg : gg - h * xp;
-    cell[1] = x;
-    if (live)
-      X[(uint32_t)o.x * a.rs] = x;
-    xc = x;
+    SE_UNROLL
+    for (int b = 0; b < B; b++) {
+      const int4 o = op[kk][b];
+      const double xp = (o.y & CF_CARRY) ? xc[b] : xq[kk][b];
+      const double x = (o.y & CF_TOP) ? gv[kk][b] : gv[kk][b] - hh[kk][b] * xp;
+      at(cg, o.x)[1] = x;
+      if (live && !(o.y & CF_IDLE))
+        X[go[kk][b]] = x;
+      xc[b] = x;
+    }
   }
 }
 
@@ -499,114 +577,148 @@ template <int G> SE_HD inline void coop_zero(const CoopArgs &a, int lane, double
   }
 }
 
+// Doubles of shared memory taken by the step tables (int4 and uint32 per step and bin),
+// rounded up to 16 bytes.
+SE_HD inline int coop_table_words(int n_steps) { return 2 * n_steps + (n_steps + 3) / 4 * 2; }
+
 // ---------------------------------------------------------------------------------------------
 // The kernel: one warp per G systems, the step table copied once per CTA into shared memory.
 
-template <int G, int ST, bool W16>
+template <int G, int B, int ST, bool W16>
 __global__ void __launch_bounds__(512) k_coop(CoopArgs a) {
   extern __shared__ __align__(16) double se_coop_sm[];
   int4 *steps = reinterpret_cast<int4 *>(se_coop_sm);
-  const int n_steps = a.MB * (32 / G);
-  for (int q = threadIdx.x; q < n_steps; q += blockDim.x)
+  const int n_steps = a.MB * (32 / G) * B;
+  uint32_t *goff = reinterpret_cast<uint32_t *>(steps + n_steps);
+  for (int q = threadIdx.x; q < n_steps; q += blockDim.x) {
     steps[q] = a.steps[q];
+    goff[q] = a.goff[q];
+  }
   __syncthreads();
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  int lane; // read once, opaque to the compiler, so that the lane's constants stay in registers
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
   const int64_t s0 = ((int64_t)blockIdx.x * (blockDim.x >> 5) + warp) * G;
   if (s0 >= a.S)
     return; // whole warps only
-  double *stage = se_coop_sm + 2 * n_steps + warp * a.warp_words;
-  double *cells = stage + CoopShape<G, ST, W16>::STAGE;
+  double *stage = se_coop_sm + coop_table_words(n_steps) + warp * a.warp_words;
+  double *cells = stage + CoopShape<G, B, ST, W16>::STAGE;
   const int nvalid = (int)(a.S - s0 < G ? a.S - s0 : G);
   const int g = lane % G;
   const int64_t b0 = coop_base(a, s0);
-  CoopPieces<G, ST, W16> pc;
-  coop_pieces<G, ST, W16>(a, lane, b0, nvalid, &pc);
+  CoopPieces<G, B, ST, W16> pc;
+  coop_pieces<G, B, ST, W16>(a, lane, b0, nvalid, &pc);
   coop_zero<G>(a, lane, cells);
   const int nc = a.MB / COOP_CH;
   for (int c = 0; c < ST - 1; c++)
-    coop_issue<G, ST, W16>(a, pc, steps, c, stage);
-  double cd = 0.0, cr = 0.0;
+    coop_issue<G, B, ST, W16>(a, pc, goff, c, stage);
+  double cd[B], cr[B], xc[B];
+  SE_UNROLL
+  for (int b = 0; b < B; b++)
+    cd[b] = cr[b] = xc[b] = 0.0;
   for (int c = 0; c < nc; c++) {
     copy_wait<ST - 2>();
     __syncwarp(); // chunk c has landed (every lane's copies); chunk c-1's stage is free
-    coop_issue<G, ST, W16>(a, pc, steps, c + ST - 1, stage);
-    coop_back<G, ST>(a, steps, c, lane, stage, cells, cd, cr);
+    coop_issue<G, B, ST, W16>(a, pc, goff, c + ST - 1, stage);
+    coop_back<G, B, ST>(a, steps, c, lane, stage, cells, cd, cr);
   }
-  double xc = 0.0;
   double *X = a.rhs + b0 + g;
   for (int c = 0; c < nc; c++) {
     __syncwarp(); // a level's x before the level below reads it
-    coop_fwd<G>(a, steps, c, lane, cells, X, g < nvalid, xc);
+    coop_fwd<G, B>(a, steps, goff, c, lane, cells, X, g < nvalid, xc);
   }
 }
 
 typedef void (*coop_kernel_fn)(CoopArgs);
 
-template <bool W16> coop_kernel_fn coop_kernel_w(int lanes, int stages) {
-  if (lanes == 2)
-    return stages == 8 ? k_coop<16, 8, W16> : k_coop<16, 4, W16>;
-  if (lanes == 4)
-    return stages == 8 ? k_coop<8, 8, W16> : k_coop<8, 4, W16>;
-  if (lanes == 8)
-    return stages == 8 ? k_coop<4, 8, W16> : k_coop<4, 4, W16>;
-  return stages == 8 ? k_coop<2, 8, W16> : k_coop<2, 4, W16>;
+// The instantiation of a setting: lanes 2/4/8/16, bins 1/2, stages 2/3/4/8.
+template <int G, int B, bool W16> coop_kernel_fn coop_kernel_gb(int stages) {
+  switch (stages) {
+  case 2: return k_coop<G, B, 2, W16>;
+  case 3: return k_coop<G, B, 3, W16>;
+  case 8: return k_coop<G, B, 8, W16>;
+  default: return k_coop<G, B, 4, W16>;
+  }
 }
 
-coop_kernel_fn coop_kernel(int lanes, int stages, bool w16) {
-  return w16 ? coop_kernel_w<true>(lanes, stages) : coop_kernel_w<false>(lanes, stages);
+template <int G, bool W16> coop_kernel_fn coop_kernel_g(int bins, int stages) {
+  return bins == 2 ? coop_kernel_gb<G, 2, W16>(stages) : coop_kernel_gb<G, 1, W16>(stages);
+}
+
+template <bool W16> coop_kernel_fn coop_kernel_w(int lanes, int bins, int stages) {
+  if (lanes == 2)
+    return coop_kernel_g<16, W16>(bins, stages);
+  if (lanes == 4)
+    return coop_kernel_g<8, W16>(bins, stages);
+  if (lanes == 8)
+    return coop_kernel_g<4, W16>(bins, stages);
+  return coop_kernel_g<2, W16>(bins, stages);
+}
+
+coop_kernel_fn coop_kernel(const se_hines_coop_config &c, bool w16) {
+  return w16 ? coop_kernel_w<true>(c.lanes, c.bins, c.stages)
+             : coop_kernel_w<false>(c.lanes, c.bins, c.stages);
 }
 
 // The host emulation: the kernel's warp loop, lane after lane between synchronisation points.
-template <int G, int ST, bool W16> void coop_emulate_t(const CoopArgs &a) {
+template <int G, int B, int ST, bool W16> void coop_emulate_t(const CoopArgs &a) {
   std::vector<double> sm((size_t)a.warp_words);
   const int nc = a.MB / COOP_CH;
   for (int64_t s0 = 0; s0 < a.S; s0 += G) {
     for (double &v : sm)
       v = __builtin_nan(""); // a read of a cell nobody wrote shows in the result
-    double *stage = sm.data(), *cells = stage + CoopShape<G, ST, W16>::STAGE;
+    double *stage = sm.data(), *cells = stage + CoopShape<G, B, ST, W16>::STAGE;
     const int nvalid = (int)(a.S - s0 < G ? a.S - s0 : G);
     const int64_t b0 = coop_base(a, s0);
-    double cd[32] = {0}, cr[32] = {0}, xc[32] = {0};
-    std::vector<CoopPieces<G, ST, W16>> pc(32);
+    double cd[32][B] = {}, cr[32][B] = {}, xc[32][B] = {};
+    std::vector<CoopPieces<G, B, ST, W16>> pc(32);
     for (int lane = 0; lane < 32; lane++) {
-      coop_pieces<G, ST, W16>(a, lane, b0, nvalid, &pc[lane]);
+      coop_pieces<G, B, ST, W16>(a, lane, b0, nvalid, &pc[lane]);
       coop_zero<G>(a, lane, cells);
     }
     for (int c = 0; c < ST - 1; c++)
       for (int lane = 0; lane < 32; lane++)
-        coop_issue<G, ST, W16>(a, pc[lane], a.steps, c, stage);
+        coop_issue<G, B, ST, W16>(a, pc[lane], a.goff, c, stage);
     for (int c = 0; c < nc; c++)
       for (int lane = 0; lane < 32; lane++) {
-        coop_issue<G, ST, W16>(a, pc[lane], a.steps, c + ST - 1, stage);
-        coop_back<G, ST>(a, a.steps, c, lane, stage, cells, cd[lane], cr[lane]);
+        coop_issue<G, B, ST, W16>(a, pc[lane], a.goff, c + ST - 1, stage);
+        coop_back<G, B, ST>(a, a.steps, c, lane, stage, cells, cd[lane], cr[lane]);
       }
     for (int c = 0; c < nc; c++)
       for (int lane = 0; lane < 32; lane++)
-        coop_fwd<G>(a, a.steps, c, lane, cells, a.rhs + b0 + lane % G, lane % G < nvalid,
-                    xc[lane]);
+        coop_fwd<G, B>(a, a.steps, a.goff, c, lane, cells, a.rhs + b0 + lane % G,
+                       lane % G < nvalid, xc[lane]);
   }
 }
 
-template <bool W16> void coop_emulate_w(const CoopArgs &a, int lanes, int stages) {
-  if (lanes == 2)
-    stages == 8 ? coop_emulate_t<16, 8, W16>(a) : coop_emulate_t<16, 4, W16>(a);
-  else if (lanes == 4)
-    stages == 8 ? coop_emulate_t<8, 8, W16>(a) : coop_emulate_t<8, 4, W16>(a);
-  else if (lanes == 8)
-    stages == 8 ? coop_emulate_t<4, 8, W16>(a) : coop_emulate_t<4, 4, W16>(a);
+template <int G, bool W16> void coop_emulate_g(const CoopArgs &a, int bins, int stages) {
+  if (bins == 2)
+    stages == 2 ? coop_emulate_t<G, 2, 2, W16>(a)
+    : stages == 3 ? coop_emulate_t<G, 2, 3, W16>(a)
+    : stages == 8 ? coop_emulate_t<G, 2, 8, W16>(a)
+                  : coop_emulate_t<G, 2, 4, W16>(a);
   else
-    stages == 8 ? coop_emulate_t<2, 8, W16>(a) : coop_emulate_t<2, 4, W16>(a);
+    stages == 2 ? coop_emulate_t<G, 1, 2, W16>(a)
+    : stages == 3 ? coop_emulate_t<G, 1, 3, W16>(a)
+    : stages == 8 ? coop_emulate_t<G, 1, 8, W16>(a)
+                  : coop_emulate_t<G, 1, 4, W16>(a);
+}
+
+template <bool W16> void coop_emulate_w(const CoopArgs &a, const se_hines_coop_config &c) {
+  if (c.lanes == 2)
+    coop_emulate_g<16, W16>(a, c.bins, c.stages);
+  else if (c.lanes == 4)
+    coop_emulate_g<8, W16>(a, c.bins, c.stages);
+  else if (c.lanes == 8)
+    coop_emulate_g<4, W16>(a, c.bins, c.stages);
+  else
+    coop_emulate_g<2, W16>(a, c.bins, c.stages);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Settings and shared memory.
 
-struct CoopLimits {
-  size_t smem_per_sm, smem_optin, smem_reserved;
-  int sms;
-};
-
-const CoopLimits h200_coop_limits = {233472, 232448, 1024, 132};
+const se_hines_coop_limits h200_coop_limits = {233472, 232448, 1024, 132};
 
 int check_coop_tree(const int32_t *parent, int32_t n, int64_t n_systems, se_hines_layout layout,
                     se_error *err) {
@@ -633,9 +745,10 @@ int check_coop_tree(const int32_t *parent, int32_t n, int64_t n_systems, se_hine
 
 // Resolves the settings and builds the plan; warps = 0 is chosen here (fill the shared memory,
 // but no more warps per CTA than spreads the systems over every multiprocessor).
-int coop_resolve(const int32_t *parent, int32_t n, int64_t S, const se_hines_coop_config *req,
-                 const CoopLimits &lim, CoopTree *t, se_hines_coop_info *info, se_error *err) {
-  se_hines_coop_config c = {4, 4, 0, 1};
+int coop_resolve(const int32_t *parent, int32_t n, int64_t S, uint32_t rs,
+                 const se_hines_coop_config *req, const se_hines_coop_limits &lim, CoopTree *t,
+                 se_hines_coop_info *info, se_error *err) {
+  se_hines_coop_config c = {4, 4, 0, 1, 1};
   if (req) {
     if (req->lanes)
       c.lanes = req->lanes;
@@ -644,11 +757,15 @@ int coop_resolve(const int32_t *parent, int32_t n, int64_t S, const se_hines_coo
     c.warps = req->warps;
     if (req->ctas_per_sm)
       c.ctas_per_sm = req->ctas_per_sm;
+    if (req->bins)
+      c.bins = req->bins;
   }
   if (c.lanes != 2 && c.lanes != 4 && c.lanes != 8 && c.lanes != 16)
     SE_FAIL(err, SE_ERR_ARG, "COOP kernel: %d lanes per system (2, 4, 8 or 16)", c.lanes);
-  if (c.stages != 4 && c.stages != 8)
-    SE_FAIL(err, SE_ERR_ARG, "COOP kernel: %d pipeline stages (4 or 8)", c.stages);
+  if (c.stages != 2 && c.stages != 3 && c.stages != 4 && c.stages != 8)
+    SE_FAIL(err, SE_ERR_ARG, "COOP kernel: %d pipeline stages (2, 3, 4 or 8)", c.stages);
+  if (c.bins != 1 && c.bins != 2)
+    SE_FAIL(err, SE_ERR_ARG, "COOP kernel: %d bins per lane (1 or 2)", c.bins);
   if (c.warps < 0 || c.warps > 16)
     SE_FAIL(err, SE_ERR_ARG, "COOP kernel: %d warps per CTA (1..16, 0 = automatic)", c.warps);
   if (c.ctas_per_sm < 1 || c.ctas_per_sm > 16)
@@ -664,10 +781,11 @@ int coop_resolve(const int32_t *parent, int32_t n, int64_t S, const se_hines_coo
             "COOP kernel: %d rows x %d systems per warp x 16 B do not fit %zu B of shared "
             "memory per CTA",
             n, G, budget);
-  SE_TRY(coop_build(parent, n, c.lanes, t, err));
-  const size_t steps_bytes = (size_t)t->MB * (size_t)c.lanes * sizeof(int4);
+  SE_TRY(coop_build(parent, n, c.lanes * c.bins, t, err));
+  coop_encode(t, G, rs);
+  const size_t steps_bytes = 8 * (size_t)coop_table_words(t->MB * c.lanes * c.bins);
   const size_t warp_words =
-      (size_t)c.stages * COOP_CH * 128 + 2 * (size_t)G * (size_t)(n + t->K + 2);
+      (size_t)c.stages * COOP_CH * 128 * c.bins + 2 * (size_t)G * (size_t)(n + t->K + 2);
   const size_t warp_bytes = 8 * warp_words;
   const long fit = budget > steps_bytes ? (long)((budget - steps_bytes) / warp_bytes) : 0;
   if (c.warps == 0) {
@@ -692,23 +810,28 @@ int coop_resolve(const int32_t *parent, int32_t n, int64_t S, const se_hines_coo
   info->levels = t->levels;
   info->roots = t->K;
   info->shared_bytes = steps_bytes + (size_t)c.warps * warp_bytes;
-  info->lane_use = (double)n / ((double)c.lanes * (double)t->MB);
+  info->lane_use = (double)n / ((double)c.lanes * c.bins * (double)t->MB);
   return SE_OK;
 }
 
+// Row stride of a layout (FULL: S; BLOCK: BS).
+uint32_t coop_stride(se_hines_layout layout, int64_t S, int32_t bs) {
+  return (uint32_t)(layout == SE_HINES_LAYOUT_FULL ? S : (layout == SE_HINES_LAYOUT_BLOCK ? bs : 1));
+}
+
 CoopArgs coop_args(const se_hines_batch_view &v, const CoopTree &t, const se_hines_coop_info &info,
-                   const int4 *steps, const double *u, const double *l, const double *d,
-                   double *rhs) {
+                   const int4 *steps, const uint32_t *goff, const double *u, const double *l,
+                   const double *d, double *rhs) {
   CoopArgs a;
   a.layout = (int)v.layout;
   a.n = v.n;
   a.bs = v.layout == SE_HINES_LAYOUT_BLOCK ? v.bs : 1;
   a.S = v.n_systems;
-  a.rs = (uint32_t)(v.layout == SE_HINES_LAYOUT_FULL ? v.n_systems : a.bs);
   a.MB = t.MB;
   a.zero = v.n + t.K;
-  a.warp_words = info.cfg.stages * COOP_CH * 128 + 2 * info.systems_per_warp * (v.n + t.K + 2);
+  a.warp_words = info.cfg.stages * COOP_CH * 128 * info.cfg.bins + 2 * info.systems_per_warp * (v.n + t.K + 2);
   a.steps = steps;
+  a.goff = goff;
   a.u = u;
   a.l = l;
   a.d = d;
@@ -727,12 +850,14 @@ struct se_hines_coop {
   se_hines_coop_info info;
   bool w16;
   int4 *d_steps;
+  uint32_t *d_goff;
 };
 
 extern "C" void se_hines_coop_destroy(se_hines_coop *p) {
   if (!p)
     return;
   cudaFree(p->d_steps);
+  cudaFree(p->d_goff);
   delete p;
 }
 
@@ -742,15 +867,19 @@ static int coop_create_inner(se_hines_coop *p, const se_hines_batch_view &v,
   cudaDeviceProp prop;
   SE_CUDA_CHECK(err, cudaGetDevice(&dev));
   SE_CUDA_CHECK(err, cudaGetDeviceProperties(&prop, dev));
-  const CoopLimits lim = {prop.sharedMemPerMultiprocessor, prop.sharedMemPerBlockOptin,
+  const se_hines_coop_limits lim = {prop.sharedMemPerMultiprocessor, prop.sharedMemPerBlockOptin,
                           prop.reservedSharedMemPerBlock, prop.multiProcessorCount};
   SE_TRY(check_coop_tree(v.parent, v.n, v.n_systems, v.layout, err));
-  SE_TRY(coop_resolve(v.parent, v.n, v.n_systems, cfg, lim, &p->tree, &p->info, err));
+  SE_TRY(coop_resolve(v.parent, v.n, v.n_systems, coop_stride(v.layout, v.n_systems, v.bs), cfg,
+                      lim, &p->tree, &p->info, err));
   p->w16 = v.layout == SE_HINES_LAYOUT_BLOCK || v.n_systems % 2 == 0;
-  const size_t bytes = p->tree.steps.size() * sizeof(int4);
+  const size_t bytes = p->tree.enc.size() * sizeof(int4);
+  const size_t gbytes = p->tree.goff.size() * sizeof(uint32_t);
   SE_CUDA_CHECK(err, cudaMalloc((void **)&p->d_steps, bytes));
-  SE_CUDA_CHECK(err, cudaMemcpy(p->d_steps, p->tree.steps.data(), bytes, cudaMemcpyHostToDevice));
-  coop_kernel_fn fn = coop_kernel(p->info.cfg.lanes, p->info.cfg.stages, p->w16);
+  SE_CUDA_CHECK(err, cudaMalloc((void **)&p->d_goff, gbytes));
+  SE_CUDA_CHECK(err, cudaMemcpy(p->d_steps, p->tree.enc.data(), bytes, cudaMemcpyHostToDevice));
+  SE_CUDA_CHECK(err, cudaMemcpy(p->d_goff, p->tree.goff.data(), gbytes, cudaMemcpyHostToDevice));
+  coop_kernel_fn fn = coop_kernel(p->info.cfg, p->w16);
   SE_CUDA_CHECK(err, cudaFuncSetAttribute((const void *)fn,
                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           (int)lim.smem_optin)); // any plan of this kernel
@@ -795,11 +924,11 @@ extern "C" int se_hines_coop_solve(const se_hines_coop *p, se_hines_batch *batch
     SE_FAIL(err, SE_ERR_ARG, "COOP solve: the plan was made for another batch");
   se_hines_batch_view v;
   se_hines_batch_get_view(batch, &v);
-  const CoopArgs a = coop_args(v, p->tree, p->info, p->d_steps, v.u, v.l, v.d, v.rhs);
+  const CoopArgs a = coop_args(v, p->tree, p->info, p->d_steps, p->d_goff, v.u, v.l, v.d, v.rhs);
   const int G = p->info.systems_per_warp, W = p->info.cfg.warps;
   const int64_t warps_total = (v.n_systems + G - 1) / G;
   const unsigned blocks = (unsigned)((warps_total + W - 1) / W);
-  coop_kernel_fn fn = coop_kernel(p->info.cfg.lanes, p->info.cfg.stages, p->w16);
+  coop_kernel_fn fn = coop_kernel(p->info.cfg, p->w16);
   fn<<<blocks, 32 * W, p->info.shared_bytes, v.stream>>>(a);
   SE_CUDA_CHECK_LAUNCH(err, "the COOP kernel");
   return SE_OK;
@@ -813,25 +942,96 @@ extern "C" int se_hines_coop_emulate(const int32_t *parent, int32_t n, int64_t n
   SE_TRY(check_coop_tree(parent, n, n_systems, layout, err));
   if (layout == SE_HINES_LAYOUT_BLOCK && bs != 32 && bs != 64 && bs != 128)
     SE_FAIL(err, SE_ERR_ARG, "COOP emulation: block size %d (32, 64 or 128)", bs);
-  se_hines_coop_config c = cfg ? *cfg : se_hines_coop_config{0, 0, 0, 0};
+  se_hines_coop_config c = cfg ? *cfg : se_hines_coop_config{0, 0, 0, 0, 0};
   c.warps = 1;
   c.ctas_per_sm = 1;
   CoopTree t;
   se_hines_coop_info inf;
-  SE_TRY(coop_resolve(parent, n, n_systems, &c, h200_coop_limits, &t, &inf, err));
+  SE_TRY(coop_resolve(parent, n, n_systems, coop_stride(layout, n_systems, bs), &c,
+                      h200_coop_limits, &t, &inf, err));
   se_hines_batch_view v;
   memset(&v, 0, sizeof v);
   v.n = n;
   v.bs = bs;
   v.n_systems = n_systems;
   v.layout = layout;
-  const CoopArgs a = coop_args(v, t, inf, t.steps.data(), u, l, d, rhs);
+  const CoopArgs a = coop_args(v, t, inf, t.enc.data(), t.goff.data(), u, l, d, rhs);
   const bool w16 = layout == SE_HINES_LAYOUT_BLOCK || n_systems % 2 == 0;
   if (w16)
-    coop_emulate_w<true>(a, inf.cfg.lanes, inf.cfg.stages);
+    coop_emulate_w<true>(a, inf.cfg);
   else
-    coop_emulate_w<false>(a, inf.cfg.lanes, inf.cfg.stages);
+    coop_emulate_w<false>(a, inf.cfg);
   if (info)
     *info = inf;
   return SE_OK;
+}
+
+// The automatic COOP settings (docs/gpu-hines.md, "Automatic choice"), costed in multiprocessor
+// cycles like the STREAM candidates of hines_mono.cu:
+//   bytes    40 x compartments / (SMs x SE_HINES_AUTO_BYTES_PER_CYCLE)
+//   latency  waves x steps x tau, tau = COOP_STEP_INSTR x (COOP_CPI + max(0, w - 1)): a warp
+//            issues a step's instructions every COOP_CPI cycles when it has its scheduler to
+//            itself; each further warp on the scheduler (w warps) adds a cycle
+// cost = max + 1/4 min. Fitted to device run 3 of session 4 (ncu: 132 instructions per step,
+// 4.13 cycles per instruction with one warp per scheduler; the measured times of the six
+// classes at 256 000 neurons agree within 10%).
+static const double COOP_STEP_INSTR = 130.0;
+static const double COOP_CPI = 4.13;
+
+struct CoopCandidate {
+  int lanes, ctas;
+};
+// ties go to the earlier candidate: 2 CTAs before 1 (finer blocks, measured as fast or faster)
+static const CoopCandidate coop_candidates[] = {{4, 2}, {4, 1}, {2, 2}, {2, 1}, {8, 2}, {8, 1}};
+
+extern "C" int se_hines_coop_choose(const int32_t *parent, int32_t n, int64_t n_systems,
+                                    se_hines_layout layout, const se_hines_coop_limits *lim,
+                                    se_hines_coop_config *cfg, double *cycles, se_error *err) {
+  SE_TRY(check_coop_tree(parent, n, n_systems, layout, err));
+  bool found = false;
+  se_error last = {SE_OK, {0}};
+  for (const CoopCandidate &cc : coop_candidates) {
+    const se_hines_coop_config want = {cc.lanes, 4, 0, cc.ctas, 1};
+    CoopTree t;
+    se_hines_coop_info info;
+    se_error e2 = {SE_OK, {0}};
+    const int rc = coop_resolve(parent, n, n_systems, 1, &want, *lim, &t, &info, &e2);
+    if (rc == SE_ERR_UNSUPPORTED) {
+      last = e2;
+      continue;
+    }
+    if (rc != SE_OK) {
+      *err = e2;
+      return rc;
+    }
+    const int G = info.systems_per_warp, W = info.cfg.warps;
+    const int64_t blocks = ((n_systems + G - 1) / G + W - 1) / W;
+    const int64_t per_wave = (int64_t)cc.ctas * lim->sms;
+    const double waves = (double)((blocks + per_wave - 1) / per_wave);
+    const int64_t resident = blocks < per_wave ? (blocks + lim->sms - 1) / lim->sms : cc.ctas;
+    const double w = (double)(resident * W) / 4.0; // warps per scheduler
+    const double tau = COOP_STEP_INSTR * (COOP_CPI + (w > 1.0 ? w - 1.0 : 0.0));
+    const double t_lat = waves * (double)info.steps * tau;
+    const double t_bytes = 40.0 * (double)n * (double)n_systems /
+                           (SE_HINES_AUTO_BYTES_PER_CYCLE * (double)lim->sms);
+    const double hi = t_lat > t_bytes ? t_lat : t_bytes, lo = t_lat > t_bytes ? t_bytes : t_lat;
+    const double cost = hi + 0.25 * lo;
+    if (!found || cost < *cycles) {
+      found = true;
+      *cycles = cost;
+      *cfg = info.cfg;
+    }
+  }
+  if (!found) {
+    if (last.code == SE_OK)
+      se_error_set(&last, SE_ERR_UNSUPPORTED, __FILE__, __LINE__, __func__,
+                   "COOP kernel: no candidate setting fits the shared memory");
+    *err = last;
+    return last.code;
+  }
+  return SE_OK;
+}
+
+extern "C" const se_hines_coop_limits *se_hines_coop_h200_limits(void) {
+  return &h200_coop_limits;
 }

@@ -10,6 +10,7 @@
 #include <new>
 #include <vector>
 
+#include "hines_coop.h"
 #include "hines_mono.h"
 #include "se_cuda.h"
 #include "se_error.h"
@@ -745,8 +746,11 @@ int resolve(const int32_t *parent, int32_t n, se_hines_layout layout, int32_t bs
             int64_t n_systems, se_hines_kernel kernel, const se_hines_stream_config *cfg, const DeviceLimits &lim,
             se_hines_plan_info *info, StreamPlan *plan, se_error *err) {
   memset(info, 0, sizeof *info);
-  if ((int)kernel < 0 || (int)kernel > (int)SE_HINES_KERNEL_STREAM)
+  if ((int)kernel < 0 || (int)kernel > (int)SE_HINES_KERNEL_COOP)
     SE_FAIL(err, SE_ERR_ARG, "unknown Hines kernel %d", (int)kernel);
+  if (kernel == SE_HINES_KERNEL_COOP)
+    SE_FAIL(err, SE_ERR_ARG, "the COOP kernel runs on a device batch (se_hines_batch_solve) or "
+                             "in se_hines_coop_emulate");
   if (!kernel_fits_layout(kernel, layout))
     SE_FAIL(err, SE_ERR_ARG, "the %s kernel needs the %s layout; this batch is %s",
             se_hines_kernel_name(kernel),
@@ -818,7 +822,14 @@ struct se_hines_batch {
   se_error plan_err;
   se_hines_stream_config plan_req;
   StreamPlan plan;
+  double plan_cost; // the cost model's cycles of the automatic STREAM plan
   int4 *d_ops;
+  // the automatic COOP choice (decided once), and its plan once a solve uses it
+  bool coop_checked, coop_fits;
+  se_error coop_err;
+  se_hines_coop_config coop_cfg;
+  double coop_cost;
+  se_hines_coop *coop;
 };
 
 extern "C" const char *se_hines_kernel_name(se_hines_kernel kernel) {
@@ -835,6 +846,8 @@ extern "C" const char *se_hines_kernel_name(se_hines_kernel kernel) {
     return "block-shared";
   case SE_HINES_KERNEL_STREAM:
     return "stream";
+  case SE_HINES_KERNEL_COOP:
+    return "coop";
   }
   return "(unknown kernel)";
 }
@@ -876,6 +889,7 @@ extern "C" void se_hines_batch_destroy(se_hines_batch *b) {
     return;
   if (b->stream)
     cudaStreamSynchronize(b->stream);
+  se_hines_coop_destroy(b->coop);
   cudaFree(b->d_parent);
   cudaFree(b->d_nchild);
   cudaFree(b->u);
@@ -1067,14 +1081,13 @@ static bool same_request(const se_hines_stream_config &a, const se_hines_stream_
 // settings measured on the H200 (threads x CTAs per multiprocessor 32x1, 64x1, 64x2, 128x1,
 // 128x2, 128x4, each with the largest tail, and 128 threads without a tail), 4 stages; fields
 // the caller set are kept. Each is costed by two limits, in multiprocessor cycles:
-//   bytes    model bytes x compartments / (SMs x AUTO_BYTES_PER_CYCLE)
+//   bytes    model bytes x compartments / (SMs x SE_HINES_AUTO_BYTES_PER_CYCLE)
 //   latency  waves x n x tau: each thread's rows are a dependency chain of AUTO_ROW_INSTR
 //            instructions, issued every AUTO_CPI cycles by a warp that has its scheduler to
 //            itself, every w cycles when w warps share one (tau = AUTO_ROW_INSTR x
 //            max(AUTO_CPI, w)); waves and w from the occupancy the CUDA runtime reports
 // cost = max + 1/4 min; the cheapest wins, ties to the earlier candidate. The constants were
 // fitted to simengine-bench gpu-hines on the H200 (docs/gpu-hines.md).
-static const double AUTO_BYTES_PER_CYCLE = 15.5; // 95% of 4.27 TB/s / (132 SMs x 1.98 GHz)
 static const double AUTO_ROW_INSTR = 150.0;      // instructions per row (both sweeps), one warp
 static const double AUTO_CPI = 3.9;              // cycles per instruction of a lone warp (ncu)
 
@@ -1094,7 +1107,8 @@ double auto_cost(int32_t n, int64_t n_systems, int sms, int threads, int ctas,
   const int64_t resident = blocks < per_wave ? (blocks + sms - 1) / sms : ctas; // CTAs per SM
   const double w = (double)resident * threads / 32.0 / 4.0; // warps per scheduler
   const double tau = AUTO_ROW_INSTR * (w > AUTO_CPI ? w : AUTO_CPI);
-  const double t_bytes = model_bytes * (double)n * (double)n_systems / (AUTO_BYTES_PER_CYCLE * sms);
+  const double t_bytes =
+      model_bytes * (double)n * (double)n_systems / (SE_HINES_AUTO_BYTES_PER_CYCLE * sms);
   const double t_lat = waves * (double)n * tau;
   const double hi = t_bytes > t_lat ? t_bytes : t_lat, lo = t_bytes > t_lat ? t_lat : t_bytes;
   return hi + 0.25 * lo;
@@ -1115,7 +1129,7 @@ static int stream_occupancy(const StreamPlan &plan, const DeviceLimits &lim, int
 }
 
 static int choose_stream(const se_hines_batch *b, const se_hines_stream_config &raw,
-                         StreamPlan *best, se_error *err) {
+                         StreamPlan *best, double *best_cost_out, se_error *err) {
   if (raw.threads != 0 && raw.threads != 32 && raw.threads != 64 && raw.threads != 128)
     SE_FAIL(err, SE_ERR_ARG, "STREAM kernel: %d threads per CTA (32, 64 or 128)", raw.threads);
   if (raw.stages != 0 && raw.stages != 4 && raw.stages != 8)
@@ -1162,6 +1176,7 @@ static int choose_stream(const se_hines_batch *b, const se_hines_stream_config &
     }
     if (all_set) { // nothing to choose
       *best = plan;
+      *best_cost_out = 0.0;
       return SE_OK;
     }
     int ctas = 0;
@@ -1183,6 +1198,7 @@ static int choose_stream(const se_hines_batch *b, const se_hines_stream_config &
     *err = last;
     return last.code != SE_OK ? last.code : SE_ERR_UNSUPPORTED;
   }
+  *best_cost_out = best_cost;
   return SE_OK;
 }
 
@@ -1198,16 +1214,60 @@ static void stream_info(const se_hines_batch *b, const StreamPlan &plan, se_hine
   info->model_bytes = 40.0 + 32.0 * (double)(b->n - plan.R) / (double)b->n;
 }
 
+// The automatic COOP settings of the batch (decided once; none for the FLAT layout).
+static void coop_decide(se_hines_batch *b) {
+  if (b->coop_checked)
+    return;
+  b->coop_checked = true;
+  const se_hines_coop_limits lim = {b->lim.smem_per_sm, b->lim.smem_optin, b->lim.smem_reserved,
+                                    b->lim.sms};
+  b->coop_err = se_error{SE_OK, {0}};
+  b->coop_fits = se_hines_coop_choose(b->parent.data(), b->n, b->n_systems, b->layout, &lim,
+                                      &b->coop_cfg, &b->coop_cost, &b->coop_err) == SE_OK;
+}
+
+// info for the COOP kernel with the automatic settings; creates its plan on first use.
+static int coop_use(se_hines_batch *b, se_hines_plan_info *info, se_error *err) {
+  if (!b->coop)
+    SE_TRY(se_hines_coop_create(b, &b->coop_cfg, &b->coop, err));
+  se_hines_coop_info ci;
+  se_hines_coop_get_info(b->coop, &ci);
+  memset(info, 0, sizeof *info);
+  info->kernel = SE_HINES_KERNEL_COOP;
+  info->shared_bytes = ci.shared_bytes;
+  info->threads_per_cta = 32 * ci.cfg.warps;
+  info->copy16 = b->layout == SE_HINES_LAYOUT_BLOCK || b->n_systems % 2 == 0;
+  info->model_bytes = 40.0;
+  info->coop_lanes = ci.cfg.lanes;
+  info->coop_ctas_per_sm = ci.cfg.ctas_per_sm;
+  return SE_OK;
+}
+
 extern "C" int se_hines_batch_plan(se_hines_batch *b, se_hines_kernel kernel,
                                   const se_hines_stream_config *cfg, se_hines_plan_info *info,
                                   se_error *err) {
+  if (kernel == SE_HINES_KERNEL_COOP) {
+    coop_decide(b);
+    if (!b->coop_fits) {
+      *err = b->coop_err;
+      return err->code;
+    }
+    return coop_use(b, info, err);
+  }
+  // AUTO considers COOP when no STREAM setting is given
+  const bool auto_coop = kernel == SE_HINES_KERNEL_AUTO &&
+                         (!cfg || (!cfg->threads && !cfg->stages && !cfg->ctas_per_sm &&
+                                   cfg->tail_rows == -1));
+  if (auto_coop)
+    coop_decide(b);
   const bool wants_stream = kernel == SE_HINES_KERNEL_STREAM || kernel == SE_HINES_KERNEL_AUTO;
   if (wants_stream) {
     const se_hines_stream_config raw = cfg ? *cfg : se_hines_stream_config{0, 0, 0, -1};
     if (!(b->have_plan && same_request(b->plan_req, raw))) {
       StreamPlan plan;
       se_error e2 = {SE_OK, {0}};
-      const int rc = choose_stream(b, raw, &plan, &e2);
+      double cost = 0.0;
+      const int rc = choose_stream(b, raw, &plan, &cost, &e2);
       if (rc != SE_OK && rc != SE_ERR_UNSUPPORTED) {
         *err = e2;
         return rc;
@@ -1218,6 +1278,7 @@ extern "C" int se_hines_batch_plan(se_hines_batch *b, se_hines_kernel kernel,
       b->plan_err = e2;
       if (rc == SE_OK) {
         b->plan = plan;
+        b->plan_cost = cost;
         SE_CUDA_CHECK(err, cudaMemcpyAsync(b->d_ops, plan.ops.data(),
                                            (size_t)b->n * sizeof(int4), cudaMemcpyHostToDevice,
                                            b->stream));
@@ -1233,6 +1294,8 @@ extern "C" int se_hines_batch_plan(se_hines_batch *b, se_hines_kernel kernel,
         }
       }
     }
+    if (auto_coop && b->coop_fits && (!b->plan_fits || b->coop_cost < b->plan_cost))
+      return coop_use(b, info, err);
     if (b->plan_fits) {
       stream_info(b, b->plan, info);
       return SE_OK;
@@ -1241,7 +1304,7 @@ extern "C" int se_hines_batch_plan(se_hines_batch *b, se_hines_kernel kernel,
       *err = b->plan_err;
       return err->code;
     }
-    kernel = paper_kernel_of(b->layout); // AUTO, and no STREAM plan fits
+    kernel = paper_kernel_of(b->layout); // AUTO, and neither a STREAM nor a COOP plan fits
   }
   StreamPlan unused;
   SE_TRY(resolve(b->parent.data(), b->n, b->layout, b->bs, b->n_systems, kernel, NULL, b->lim,
@@ -1313,6 +1376,9 @@ extern "C" int se_hines_batch_solve(se_hines_batch *b, se_hines_kernel kernel,
     SE_CUDA_CHECK_LAUNCH(err, "the STREAM kernel");
     break;
   }
+  case SE_HINES_KERNEL_COOP:
+    SE_TRY(se_hines_coop_solve(b->coop, b, err));
+    break;
   default:
     SE_FAIL(err, SE_ERR_ARG, "unresolved Hines kernel %d", (int)info.kernel);
   }

@@ -54,12 +54,16 @@ typedef enum se_hines_layout {
 /* The kernels. The paper's four are Algorithm 1 written plainly for their layout; STREAM is the
  * optimised kernel (any layout; docs/gpu-hines.md says where its bytes go). */
 typedef enum se_hines_kernel {
-  SE_HINES_KERNEL_AUTO = 0,         /* STREAM when its plan fits, else the layout's paper kernel */
+  SE_HINES_KERNEL_AUTO = 0,         /* the cheaper of STREAM and COOP by the cost model (COOP
+                                       only on FULL and BLOCK, and only when no STREAM setting
+                                       is given); else the layout's paper kernel */
   SE_HINES_KERNEL_FLAT = 1,         /* paper: Flat (FLAT layout) */
   SE_HINES_KERNEL_FULL = 2,         /* paper: Full-Interleaved (FULL layout) */
   SE_HINES_KERNEL_BLOCK = 3,        /* paper: Block-Interleaved (BLOCK layout, BS 32, 64 or 128) */
   SE_HINES_KERNEL_BLOCK_SHARED = 4, /* paper: Block-Shared, rhs in shared memory (BLOCK layout) */
-  SE_HINES_KERNEL_STREAM = 5        /* streaming kernel, any layout */
+  SE_HINES_KERNEL_STREAM = 5,       /* streaming kernel, any layout */
+  SE_HINES_KERNEL_COOP = 6          /* several lanes per system (hines_coop.h), FULL and BLOCK;
+                                       settings by the cost model */
 } se_hines_kernel;
 
 /* Settings of the STREAM kernel; 0 (or -1 for tail_rows) in a field means "automatic": the
@@ -84,7 +88,13 @@ typedef struct se_hines_plan_info {
                                     even S, BLOCK), 0 = 8-byte copies per thread */
   double model_bytes;            /* device-memory bytes per compartment by the byte model of
                                     docs/gpu-hines.md (40 = the floor) */
+  int coop_lanes;                /* COOP: lanes per system */
+  int coop_ctas_per_sm;          /* COOP: CTAs per multiprocessor */
 } se_hines_plan_info;
+
+/* Device-memory bytes per cycle and multiprocessor the automatic choices assume (95% of
+ * 4.27 TB/s over 132 SMs at 1.98 GHz, the H200). */
+#define SE_HINES_AUTO_BYTES_PER_CYCLE 15.5
 
 typedef struct se_hines_batch se_hines_batch; /* a device batch (opaque) */
 
@@ -183,7 +193,8 @@ int se_hines_batch_restore(se_hines_batch *batch, se_error *err);
 
 /* Resolves kernel (AUTO allowed) and cfg (NULL = automatic) for this batch without solving.
  * SE_ERR_ARG: the kernel does not work on the batch's layout; SE_ERR_UNSUPPORTED: its shared
- * memory does not fit the device. The automatic rule is in docs/gpu-hines.md. */
+ * memory does not fit the device. The automatic rule is in docs/gpu-hines.md. When COOP is the
+ * kernel, the first call builds its plan (a device copy of its step table). */
 int se_hines_batch_plan(se_hines_batch *batch, se_hines_kernel kernel,
                        const se_hines_stream_config *cfg, se_hines_plan_info *info,
                        se_error *err);

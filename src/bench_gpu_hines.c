@@ -45,15 +45,16 @@ static const char *usage =
     "  --seed N         seed of the random systems (default 1)\n"
     "  --csv FILE       also write the rows as CSV\n"
     "\n"
-    "A variant is LAYOUT[-KERNEL][-tT][-sST][-cC][-rR] or LAYOUT-coop[-lL][-sST][-wW][-cC]:\n"
+    "A variant is LAYOUT[-KERNEL][-tT][-sST][-cC][-rR] or LAYOUT-coop[-lL][-bB][-sST][-wW][-cC]:\n"
     "  LAYOUT  flat | full | block32 | block64 | block128 (Block-Interleaved with that BS)\n"
     "  KERNEL  paper (default: the paper's Flat, Full-Interleaved or Block-Interleaved kernel\n"
     "          of the layout) | shared (Block-Shared) | stream | auto | coop (several lanes per\n"
     "          system, full and block layouts)\n"
     "  -tT -sST -cC -rR  STREAM settings: threads per CTA (32, 64, 128), pipeline stages (4, 8),\n"
     "          CTAs per multiprocessor, tail rows (0 = none; default: as many as fit)\n"
-    "  -lL -sST -wW -cC  COOP settings: lanes per system (2, 4, 8, 16; default 4), pipeline\n"
-    "          stages (4, 8), warps per CTA (default: as many as fit), CTAs per multiprocessor\n"
+    "  -lL -bB -sST -wW -cC  COOP settings: lanes per system (2, 4, 8, 16; default 4), bins\n"
+    "          per lane (1, 2; default 1), pipeline stages (2, 3, 4, 8), warps per CTA\n"
+    "          (default: as many as fit), CTAs per multiprocessor\n"
     "Default variants: flat,full,block32,block128,block32-shared,full-stream-r0,\n"
     "                  block32-stream-r0,full-stream,block32-stream,full-coop,block32-coop\n";
 
@@ -115,10 +116,12 @@ static int parse_variant(const char *spec, variant *v) {
       if (v->layout == SE_HINES_LAYOUT_FLAT)
         return -1;
       v->coop = 1;
-    } else if (v->coop && strchr("lswc", tok[0]) && tok[1] >= '0' && tok[1] <= '9') {
+    } else if (v->coop && strchr("lbswc", tok[0]) && tok[1] >= '0' && tok[1] <= '9') {
       int val = atoi(tok + 1);
       if (tok[0] == 'l')
         v->ccfg.lanes = val;
+      else if (tok[0] == 'b')
+        v->ccfg.bins = val;
       else if (tok[0] == 's')
         v->ccfg.stages = val;
       else if (tok[0] == 'w')
@@ -192,7 +195,7 @@ static void run_variant(se_hines_batch *b, const variant *v, int32_t n, int64_t 
     rc = se_hines_coop_create(b, &v->ccfg, &plan, &err);
     if (rc == SE_OK) {
       se_hines_coop_get_info(plan, &r->cinfo);
-      r->info.kernel = SE_HINES_KERNEL_AUTO; /* unused for COOP */
+      r->info.kernel = SE_HINES_KERNEL_COOP;
       r->info.threads_per_cta = 32 * r->cinfo.cfg.warps;
       r->info.shared_bytes = r->cinfo.shared_bytes;
       r->info.model_bytes = 40.0;
@@ -282,8 +285,11 @@ static void settings_str(const variant *v, const result *r, char *buf, size_t le
   const se_hines_plan_info *p = &r->info;
   const se_hines_coop_info *c = &r->cinfo;
   if (v->coop)
-    snprintf(buf, len, "L%d S%d W%d C%d M%d T%d %.0f%%", c->cfg.lanes, c->cfg.stages,
-             c->cfg.warps, c->cfg.ctas_per_sm, c->steps, c->trunk_rows, 100.0 * c->lane_use);
+    snprintf(buf, len, "L%d B%d S%d W%d C%d M%d T%d %.0f%%", c->cfg.lanes, c->cfg.bins,
+             c->cfg.stages, c->cfg.warps, c->cfg.ctas_per_sm, c->steps, c->trunk_rows,
+             100.0 * c->lane_use);
+  else if (p->kernel == SE_HINES_KERNEL_COOP) /* an automatic row that chose COOP */
+    snprintf(buf, len, "L%d C%d (automatic)", p->coop_lanes, p->coop_ctas_per_sm);
   else if (p->kernel == SE_HINES_KERNEL_STREAM)
     snprintf(buf, len, "T%d S%d C%d R%d K%d %s", p->stream.threads, p->stream.stages,
              p->stream.ctas_per_sm, p->tail_rows, p->slots, p->copy16 ? "c16" : "c8");
@@ -466,7 +472,10 @@ int se_bench_gpu_hines(int argc, char **argv) {
                   vars[k].coop ? r->cinfo.trunk_rows : r->info.tail_rows,
                   vars[k].coop ? r->cinfo.roots : r->info.slots, r->info.copy16, r->ms, r->reps,
                   gbps, copy, gbps / copy, r->info.model_bytes, model / copy, r->err,
-                  vars[k].coop ? r->cinfo.cfg.lanes : 1, vars[k].coop ? r->cinfo.steps : (int)n,
+                  vars[k].coop                                ? r->cinfo.cfg.lanes
+                  : r->info.kernel == SE_HINES_KERNEL_COOP ? r->info.coop_lanes
+                                                              : 1,
+                  vars[k].coop ? r->cinfo.steps : (int)n,
                   vars[k].coop ? r->cinfo.lane_use : 1.0);
       }
       fflush(stdout);

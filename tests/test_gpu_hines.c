@@ -310,14 +310,15 @@ static void check_emulation(se_test_state *st, const tree *trees, int n_trees) {
          runs, worst);
 }
 
-/* The COOP settings under test: lanes (2, 4, 8, 16) x stages (4, 8), automatic warps (the
- * emulation runs one warp). */
+/* The COOP settings under test: lanes (2, 4, 8, 16) x (stages, bins per lane) (4, 1), (8, 1),
+ * (2, 2), (3, 2), (4, 2); automatic warps (the emulation runs one warp). */
+#define N_COOP_CASES 20
 static int coop_cases(se_hines_coop_config *c) {
   int k = 0;
-  const int lanes[4] = {2, 4, 8, 16}, stages[2] = {4, 8};
+  const int lanes[4] = {2, 4, 8, 16}, stages[5] = {4, 8, 2, 3, 4}, bins[5] = {1, 1, 2, 2, 2};
   for (int a = 0; a < 4; a++)
-    for (int b = 0; b < 2; b++)
-      c[k++] = (se_hines_coop_config){lanes[a], stages[b], 0, 0};
+    for (int b = 0; b < 5; b++)
+      c[k++] = (se_hines_coop_config){lanes[a], stages[b], 0, 0, bins[b]};
   return k;
 }
 
@@ -331,13 +332,13 @@ static void coop_emulate_one(se_test_state *st, const tree *t, const systems *y,
   se_hines_coop_info info;
   int rc = se_hines_coop_emulate(t->parent, t->n, y->S, lc->layout, lc->bs, cfg, u, l, d, r,
                                  &info, &err);
-  SE_EXPECT(st, rc == SE_OK, "COOP emulation %s %s L%d/ST%d S %lld: %s", t->name, lc->name,
-            cfg->lanes, cfg->stages, (long long)y->S, err.message);
+  SE_EXPECT(st, rc == SE_OK, "COOP emulation %s %s L%d/ST%d/B%d S %lld: %s", t->name,
+            lc->name, cfg->lanes, cfg->stages, cfg->bins, (long long)y->S, err.message);
   if (rc == SE_OK) {
     int bitwise = 0;
     double e = max_err(y, r, lc->layout, lc->bs, &bitwise);
-    SE_EXPECT(st, e <= TOL, "COOP emulation %s %s L%d/ST%d S %lld: max relative error %.3g",
-              t->name, lc->name, cfg->lanes, cfg->stages, (long long)y->S, e);
+    SE_EXPECT(st, e <= TOL, "COOP emulation %s %s L%d/ST%d/B%d S %lld: max relative error %.3g",
+              t->name, lc->name, cfg->lanes, cfg->stages, cfg->bins, (long long)y->S, e);
     if (e > *worst || e != e)
       *worst = e;
   }
@@ -359,11 +360,11 @@ static void check_coop_emulation(se_test_state *st, const tree *trees, int n_tre
     for (int si = 0; si < 2; si++) {
       systems y = make_systems(t, sizes[si], 4321 + (uint64_t)ti);
       for (int li = 1; li < N_LAYOUTS; li++) {
-        se_hines_coop_config cfgs[8];
+        se_hines_coop_config cfgs[N_COOP_CASES];
         int nc = coop_cases(cfgs);
         for (int c = 0; c < nc; c++) {
-          if (layouts[li].bs > 32 && c % 2 == 1)
-            continue; /* block64/128: 4 stages are enough */
+          if (layouts[li].bs > 32 && c % 5 != 0 && c % 5 != 4)
+            continue; /* block64/128: 4 stages with 1 and 2 bins are enough */
           coop_emulate_one(st, t, &y, &layouts[li], &cfgs[c], &worst);
           runs++;
         }
@@ -376,7 +377,7 @@ static void check_coop_emulation(se_test_state *st, const tree *trees, int n_tre
       systems y = make_systems(t, 8, 1);
       printf("COOP plan %-11s n %3d:", t->name, t->n);
       for (int lanes = 2; lanes <= 16; lanes *= 2) {
-        se_hines_coop_config c = {lanes, 4, 0, 0};
+        se_hines_coop_config c = {lanes, 4, 0, 0, 1};
         if (se_hines_coop_emulate(t->parent, t->n, y.S, SE_HINES_LAYOUT_FULL, 1, &c, y.u, y.l,
                                   y.d, y.rhs, &info, &err) == SE_OK)
           printf(" | L%d: %3d steps, %d levels (bins %3d, trunk %2d, %2d roots), busy %2.0f%%",
@@ -394,11 +395,44 @@ static void check_coop_emulation(se_test_state *st, const tree *trees, int n_tre
                                       NULL, &err) == SE_ERR_ARG &&
                     strstr(err.message, "full or block") != NULL,
             "COOP on the flat layout: %s", err.message);
-  se_hines_coop_config bad = {3, 4, 0, 0};
-  SE_EXPECT(st, se_hines_coop_emulate(p1, 1, 1, SE_HINES_LAYOUT_FULL, 1, &bad, &x, &x, &x, &x,
-                                      NULL, &err) == SE_ERR_ARG,
-            "3 lanes per system were accepted");
+  const se_hines_coop_config bad[3] = {{3, 4, 0, 0, 1}, {4, 5, 0, 0, 1}, {4, 4, 0, 0, 3}};
+  for (int k = 0; k < 3; k++)
+    SE_EXPECT(st, se_hines_coop_emulate(p1, 1, 1, SE_HINES_LAYOUT_FULL, 1, &bad[k], &x, &x, &x,
+                                        &x, NULL, &err) == SE_ERR_ARG,
+              "COOP setting %d lanes, %d stages, %d bins was accepted", bad[k].lanes,
+              bad[k].stages, bad[k].bins);
   printf("host emulation of COOP: %d solves, max relative error %.2e\n", runs, worst);
+}
+
+/* The automatic COOP settings on the H200 at 256 000 neurons (Block-Interleaved): the cost
+ * model must pick the settings measured fastest (device run 3 of session 4) for the small
+ * classes, L 4 with 2 CTAs per multiprocessor (small-low) and L 2 (small-high); the flat layout
+ * is refused. */
+static void check_coop_choice(se_test_state *st, const tree *trees) {
+  const int want_lanes[2] = {4, 2}, want_ctas[2] = {2, 1};
+  for (int ti = 0; ti < 6; ti++) {
+    se_hines_coop_config c;
+    double cycles = 0.0;
+    se_error err = {0};
+    int rc = se_hines_coop_choose(trees[ti].parent, trees[ti].n, 256000, SE_HINES_LAYOUT_BLOCK,
+                                  se_hines_coop_h200_limits(), &c, &cycles, &err);
+    SE_EXPECT(st, rc == SE_OK, "COOP choice %s: %s", trees[ti].name, err.message);
+    if (rc != SE_OK)
+      continue;
+    printf("COOP automatic settings %-11s 256000: L%d C%d W%d, model %.3f ms at 1.98 GHz\n",
+           trees[ti].name, c.lanes, c.ctas_per_sm, c.warps, cycles / 1.98e6);
+    if (ti < 2)
+      SE_EXPECT(st, c.lanes == want_lanes[ti] && c.ctas_per_sm == want_ctas[ti],
+                "COOP choice %s: L%d C%d, expected L%d C%d", trees[ti].name, c.lanes,
+                c.ctas_per_sm, want_lanes[ti], want_ctas[ti]);
+  }
+  se_hines_coop_config c;
+  double cycles = 0.0;
+  se_error err = {0};
+  SE_EXPECT(st, se_hines_coop_choose(trees[0].parent, trees[0].n, 100, SE_HINES_LAYOUT_FLAT,
+                                     se_hines_coop_h200_limits(), &c, &cycles,
+                                     &err) == SE_ERR_ARG,
+            "COOP choice on the flat layout was accepted");
 }
 
 /* ---- 2. GPU checks ---- */
@@ -432,7 +466,7 @@ static void gpu_solve_check(se_test_state *st, se_hines_batch *b, const tree *t,
   double e = max_err(y, x, SE_HINES_LAYOUT_FLAT, 1, &bitwise);
   SE_EXPECT(st, e <= TOL, "GPU %s %s %s (resolved %s) %s: max relative error %.3g", t->name,
             lc->name, se_hines_kernel_name(k), se_hines_kernel_name(info.kernel), cs, e);
-  if (info.kernel != SE_HINES_KERNEL_STREAM)
+  if (info.kernel != SE_HINES_KERNEL_STREAM && info.kernel != SE_HINES_KERNEL_COOP)
     SE_EXPECT(st, bitwise == y->S, "GPU %s %s %s: %d of %lld systems bitwise equal to the CPU "
               "reference", t->name, lc->name, se_hines_kernel_name(k), bitwise,
               (long long)y->S);
@@ -455,13 +489,14 @@ static void gpu_coop_check(se_test_state *st, se_hines_batch *b, const tree *t, 
     rc = se_hines_batch_sync(b, &err);
   if (rc == SE_OK)
     rc = se_hines_batch_download(b, SE_HINES_LAYOUT_FLAT, x, &err);
-  SE_EXPECT(st, rc == SE_OK, "GPU COOP %s %s L%d/ST%d/W%d/C%d: %s", t->name, lc->name,
-            cfg->lanes, cfg->stages, cfg->warps, cfg->ctas_per_sm, err.message);
+  SE_EXPECT(st, rc == SE_OK, "GPU COOP %s %s L%d/ST%d/W%d/C%d/B%d: %s", t->name, lc->name,
+            cfg->lanes, cfg->stages, cfg->warps, cfg->ctas_per_sm, cfg->bins, err.message);
   if (rc == SE_OK) {
     int bitwise = 0;
     double e = max_err(y, x, SE_HINES_LAYOUT_FLAT, 1, &bitwise);
-    SE_EXPECT(st, e <= TOL, "GPU COOP %s %s L%d/ST%d/W%d/C%d: max relative error %.3g", t->name,
-              lc->name, cfg->lanes, cfg->stages, cfg->warps, cfg->ctas_per_sm, e);
+    SE_EXPECT(st, e <= TOL, "GPU COOP %s %s L%d/ST%d/W%d/C%d/B%d: max relative error %.3g",
+              t->name, lc->name, cfg->lanes, cfg->stages, cfg->warps, cfg->ctas_per_sm, cfg->bins,
+              e);
     if (e > *worst || e != e)
       *worst = e;
   }
@@ -502,13 +537,14 @@ static void check_gpu_tree(se_test_state *st, const tree *t, int64_t S, uint64_t
         gpu_solve_check(st, b, t, &y, lc, SE_HINES_KERNEL_STREAM, &cfgs[c], x, &w_stream);
     double w_coop = 0.0;
     if (lc->layout != SE_HINES_LAYOUT_FLAT) {
-      se_hines_coop_config cc[8];
+      gpu_solve_check(st, b, t, &y, lc, SE_HINES_KERNEL_COOP, NULL, x, &w_coop);
+      se_hines_coop_config cc[N_COOP_CASES];
       int ncc = coop_cases(cc);
       for (int c = 0; c < ncc; c++)
         if (all_settings || c % 2 == 0)
           gpu_coop_check(st, b, t, &y, lc, &cc[c], x, &w_coop);
-      const se_hines_coop_config fixed[2] = {{4, 4, 1, 0}, {8, 4, 1, 2}};
-      for (int c = 0; c < 2; c++)
+      const se_hines_coop_config fixed[3] = {{4, 4, 1, 0, 1}, {8, 4, 1, 2, 1}, {8, 3, 1, 1, 2}};
+      for (int c = 0; c < 3; c++)
         gpu_coop_check(st, b, t, &y, lc, &fixed[c], x, &w_coop);
     }
     /* u and l are kept by every kernel */
@@ -600,6 +636,49 @@ static void check_gpu_errors(se_test_state *st, const tree *t) {
   se_hines_batch_destroy(b);
 }
 
+/* The automatic choice at 256 000 neurons (Block-Interleaved, BS 32) on the device: COOP where
+ * device run 3 of session 4 measured it clearly faster than every STREAM setting (small-low
+ * 71.5% of copy against 61.6%, small-high 68.0% against 60.6%), STREAM for the big classes
+ * (COOP at most 37% against 46-48%); the medium classes (COOP 50.4% and 53.4% against 50.6% and
+ * 49.4%) may go either way. The COOP kernel on the flat layout is refused. */
+static void check_gpu_auto_choice(se_test_state *st, const tree *trees) {
+  const se_hines_kernel want[6] = {SE_HINES_KERNEL_COOP,   SE_HINES_KERNEL_COOP,
+                                   SE_HINES_KERNEL_AUTO,   SE_HINES_KERNEL_AUTO,
+                                   SE_HINES_KERNEL_STREAM, SE_HINES_KERNEL_STREAM};
+  for (int ti = 0; ti < 6; ti++) {
+    se_error err = {0};
+    se_hines_batch *b = NULL;
+    se_hines_plan_info info;
+    int rc = se_hines_batch_create(trees[ti].parent, trees[ti].n, 256000, SE_HINES_LAYOUT_BLOCK,
+                                   32, &b, &err);
+    if (rc == SE_OK)
+      rc = se_hines_batch_plan(b, SE_HINES_KERNEL_AUTO, NULL, &info, &err);
+    SE_EXPECT(st, rc == SE_OK, "automatic choice %s 256000: %s", trees[ti].name, err.message);
+    if (rc == SE_OK) {
+      printf("GPU automatic choice %-11s 256000 block32: %s", trees[ti].name,
+             se_hines_kernel_name(info.kernel));
+      if (info.kernel == SE_HINES_KERNEL_COOP)
+        printf(" L%d C%d\n", info.coop_lanes, info.coop_ctas_per_sm);
+      else
+        printf(" T%d C%d R%d\n", info.stream.threads, info.stream.ctas_per_sm, info.tail_rows);
+      if (want[ti] != SE_HINES_KERNEL_AUTO)
+        SE_EXPECT(st, info.kernel == want[ti], "automatic choice %s 256000: %s, expected %s",
+                  trees[ti].name, se_hines_kernel_name(info.kernel),
+                  se_hines_kernel_name(want[ti]));
+    }
+    se_hines_batch_destroy(b);
+  }
+  se_error err = {0};
+  se_hines_batch *b = NULL;
+  se_hines_plan_info info;
+  int rc = se_hines_batch_create(trees[0].parent, trees[0].n, 100, SE_HINES_LAYOUT_FLAT, 0, &b,
+                                 &err);
+  SE_EXPECT(st, rc == SE_OK && se_hines_batch_plan(b, SE_HINES_KERNEL_COOP, NULL, &info,
+                                                   &err) == SE_ERR_ARG,
+            "the COOP kernel on a flat batch: %s", err.message);
+  se_hines_batch_destroy(b);
+}
+
 int main(void) {
   se_test_state st = {0, 0};
   const char *classes[6] = {"small-low", "small-high", "medium-low", "medium-high", "big-low",
@@ -640,6 +719,7 @@ int main(void) {
   check_reference(&st);
   check_emulation(&st, trees, n_trees);
   check_coop_emulation(&st, trees, n_trees);
+  check_coop_choice(&st, trees);
 
   int devices = se_cuda_device_count();
   if (devices == 0) {
@@ -662,6 +742,7 @@ int main(void) {
   check_gpu_tree(&st, &trees[3], 66, 5, 0);  /* full: even S, a last warp of 2 systems */
   check_gpu_fill(&st, &trees[4]);
   check_gpu_errors(&st, &trees[1]);
+  check_gpu_auto_choice(&st, trees);
   for (int k = 0; k < n_trees; k++)
     free(trees[k].parent);
   return se_test_finish(&st, "gpu_hines");
