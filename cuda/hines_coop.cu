@@ -31,8 +31,8 @@ namespace {
 // Reciprocal without a branch: the hardware approximation, then the fast path of __drcp_rn
 // (a cubic and a Newton step, fused multiply-adds), without its slow-path test for results near
 // the ends of the exponent range (the pivots of a Hines matrix are far from them). Within
-// rounding of the correctly rounded 1 / x (the host's value); a branch would keep the rows of
-// the two bins of a lane from interleaving.
+// rounding of the correctly rounded 1 / x (the host's value); a branch would keep independent
+// rows from interleaving.
 SE_HD inline double recip(double x) {
 #ifdef __CUDA_ARCH__
   double y;
@@ -47,30 +47,26 @@ SE_HD inline double recip(double x) {
 #endif
 }
 
-// One 8-byte asynchronous copy global -> shared (cp.async.ca); `bytes` (0 or 8) are read, the
-// rest is zero-filled (0: nothing is read). A plain copy on the host.
-SE_HD inline void copy8_async(double *dst_shared, const double *src_global, int bytes) {
+// One 8-byte asynchronous copy global -> shared (cp.async.ca). A plain copy on the host.
+SE_HD inline void copy8_async(double *dst_shared, const double *src_global) {
 #ifdef __CUDA_ARCH__
   unsigned dst = (unsigned)__cvta_generic_to_shared(dst_shared);
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src_global),
-               "r"(bytes)
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(dst), "l"(src_global)
                : "memory");
 #else
-  dst_shared[0] = bytes ? src_global[0] : 0.0;
+  dst_shared[0] = src_global[0];
 #endif
 }
 
-// One 16-byte asynchronous copy global -> shared bypassing L1 (cp.async.cg); `bytes` (0, 8 or
-// 16) are read, the rest of the 16 is zero-filled.
-SE_HD inline void copy16_async(double *dst_shared, const double *src_global, int bytes) {
+// One 16-byte asynchronous copy global -> shared bypassing L1 (cp.async.cg), no zero fill.
+SE_HD inline void copy16_async(double *dst_shared, const double *src_global) {
 #ifdef __CUDA_ARCH__
   unsigned dst = (unsigned)__cvta_generic_to_shared(dst_shared);
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src_global),
-               "r"(bytes)
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src_global)
                : "memory");
 #else
-  dst_shared[0] = bytes >= 8 ? src_global[0] : 0.0;
-  dst_shared[1] = bytes == 16 ? src_global[1] : 0.0;
+  dst_shared[0] = src_global[0];
+  dst_shared[1] = src_global[1];
 #endif
 }
 
@@ -134,7 +130,8 @@ struct CoopTree {
   int upper_rows; // rows above level 1
   std::vector<int4> steps;   // MB x L: row, flags | roots, target row or cell, parent
   std::vector<int4> enc;     // the same, in offsets of a lane's cells (coop_encode)
-  std::vector<uint32_t> goff; // row x stride of each step (copies, x stores); 0 when idle
+  std::vector<uint32_t> goff; // row x stride of each step (copies, x stores); 0 when idle;
+                              // [chunk][lane][step of the chunk] (coop_encode)
 };
 
 int pad_steps(long v) { return (int)((v + COOP_CH - 1) / COOP_CH * COOP_CH); }
@@ -332,23 +329,26 @@ int coop_build(const int32_t *parent, int32_t n, int L, CoopTree *t, se_error *e
 // lane's system is at byte 16 G c of the lane's cell base, so the table holds 16 G c: x the
 // row's cell (the discard cell when idle: the lane copies row 0 and computes into the discard
 // cell), z the target (the discard cell when the contribution is carried or
-// there is none), w the parent's x (16 G c + 8; the zero cell's for row 0); goff = row x rs.
+// there is none), w the parent's x (16 G c + 8; the zero cell's for row 0); goff = row x rs,
+// ordered [chunk][lane][step of the chunk] so that a lane reads a chunk's offsets as one uint2.
 void coop_encode(CoopTree *t, int G, uint32_t rs) {
   const int32_t n = t->n, zero = n + t->K;
   t->enc.resize(t->steps.size());
   t->goff.resize(t->steps.size());
   for (size_t q = 0; q < t->steps.size(); q++) {
     const int4 o = t->steps[q];
+    const size_t k = q / t->L, j = q % t->L; // step, lane
+    const size_t qg = k / COOP_CH * COOP_CH * t->L + j * COOP_CH + k % COOP_CH;
     if (o.x < 0) {
       t->enc[q] = make_int4(16 * G * (zero + 1), CF_IDLE, 16 * G * (zero + 1), 16 * G * zero + 8);
-      t->goff[q] = 0;
+      t->goff[qg] = 0;
       continue;
     }
     const bool carry = (o.y & CF_CARRY) != 0;
     t->enc[q] = make_int4(16 * G * o.x, o.y | (o.x == 0 ? CF_TOP : 0),
                           16 * G * (carry || o.z < 0 ? zero + 1 : o.z),
                           16 * G * (o.w < 0 ? zero : o.w) + 8);
-    t->goff[q] = (uint32_t)o.x * rs;
+    t->goff[qg] = (uint32_t)o.x * rs;
   }
 }
 
@@ -375,193 +375,174 @@ struct CoopArgs {
   int MB;
   int zero;       // index of the zero cell (n + K); the discard cell is zero + 1
   int warp_words; // doubles of shared memory per warp: the stages, then the cells
-  const int4 *steps;      // the encoded table (coop_encode), MB x (lanes x bins)
+  const int4 *steps;      // the encoded table (coop_encode), MB x lanes
   const uint32_t *goff;
   const double *u, *l, *d;
   double *rhs;
 };
 
-// G systems per warp, B bins per lane (the schedule has V = L B bins; lane j runs bins j and
-// j + L, ... interleaved: B independent rows per step), ST pipeline stages, W16 16-byte copies.
-template <int G, int B, int ST, bool W16> struct CoopShape {
+// G systems per warp (L = 32 / G lanes per system), ST pipeline stages, W16 16-byte copies.
+template <int G, int ST, bool W16> struct CoopShape {
   static constexpr int L = 32 / G;
-  static constexpr int V = L * B;           // bins of the schedule
-  static constexpr int PB = W16 ? 2 : 1;    // doubles per copy piece
-  static constexpr int PR = G / PB;         // pieces per row of one array
-  static constexpr int NR = 4 * V * PR / 32; // pieces per lane and step (B KB per warp)
-  static constexpr int SW = 128 * B;         // doubles of one step in a stage
+  static constexpr int PB = W16 ? 2 : 1;   // doubles per copy piece
+  static constexpr int PR = G / PB;        // pieces per row of one array
+  static constexpr int NR = 4 * PR / G;    // pieces per lane and step: 2 (16 B) or 4 (8 B)
+  static constexpr int SW = 128;           // doubles of one step in a stage
   static constexpr int STAGE = ST * COOP_CH * SW; // doubles of the stages of one warp
 };
 
-// A lane's copy pieces, fixed for the whole solve. Step (st, kk) of the stages holds 128 B
-// doubles, [array][bin][system], so lane j G + g finds bin j + b L at offsets
-// 32 (arr B + b) + lane. Piece m = lane + 32 r: system pair/single q, array, bin jj; bytes 0 = a
-// system beyond the last (not read).
-template <int G, int B, int ST, bool W16> struct CoopPieces {
-  typedef CoopShape<G, B, ST, W16> Sh;
+// A lane's copy pieces, fixed for the whole solve. Step (st, kk) of the stages holds 128
+// doubles, [array][bin][system]. Lane j G + g copies pieces of its own bin j (so one table
+// offset per step serves all its pieces): piece p = g + G r (r < NR) is system pair/single
+// q = p % PR of array p / PR, at offset dst + r (128 / NR) of the step. A piece whose systems
+// are all beyond the last reads system s0's (never stored: its lanes are not live); a 16-byte
+// piece half beyond the last reads the block layout's padding (FULL takes 16-byte pieces only
+// for an even number of systems), so every piece is a whole copy without a zero-fill size.
+template <int G, int ST, bool W16> struct CoopPieces {
+  typedef CoopShape<G, ST, W16> Sh;
   const double *src[Sh::NR]; // row 0 of the piece's array and systems
-  int dst[Sh::NR];           // offset in a step's 128 B doubles
-  int jj[Sh::NR];
-  int bytes[Sh::NR];
+  int dst;                   // offset of piece 0 in a step's 128 doubles
 };
 
-template <int G, int B, int ST, bool W16>
+template <int G, int ST, bool W16>
 SE_HD inline void coop_pieces(const CoopArgs &a, int lane, int64_t b0, int nvalid,
-                              CoopPieces<G, B, ST, W16> *pc) {
-  typedef CoopShape<G, B, ST, W16> Sh;
+                              CoopPieces<G, ST, W16> *pc) {
+  typedef CoopShape<G, ST, W16> Sh;
+  const int j = lane / G, g = lane % G;
   SE_UNROLL
   for (int r = 0; r < Sh::NR; r++) {
-    const int m = lane + 32 * r;
-    const int q = m % Sh::PR, arr = (m / Sh::PR) % 4, jj = m / (Sh::PR * 4);
+    const int p = g + G * r;
+    const int q = p % Sh::PR, arr = p / Sh::PR;
     const int gs = q * Sh::PB;
     const double *base = arr == 0 ? a.u : (arr == 1 ? a.l : (arr == 2 ? a.d : a.rhs));
-    pc->src[r] = base + b0 + gs;
-    pc->dst[r] = arr * 32 * B + jj * G + gs;
-    pc->jj[r] = jj;
-    pc->bytes[r] = gs >= nvalid ? 0 : (W16 && nvalid - gs >= 2 ? 16 : 8);
+    pc->src[r] = base + b0 + (gs < nvalid ? gs : 0);
+    if (r == 0)
+      pc->dst = arr * 32 + j * G + gs;
   }
 }
 
-// Copies the inputs of chunk c into its stage. Every piece is issued (no branch): an idle row
-// copies row 0; a system beyond the last reads nothing (zero fill from row 0's address).
-template <int G, int B, int ST, bool W16>
-SE_HD inline void coop_issue(const CoopArgs &a, const CoopPieces<G, B, ST, W16> &pc,
-                             const uint32_t *goff, int c, double *stage) {
-  typedef CoopShape<G, B, ST, W16> Sh;
+// Copies the inputs of chunk c into its stage: per step one table offset (the lane's bin's
+// row x stride), NR whole pieces. No branch: an idle row copies row 0.
+template <int G, int ST, bool W16>
+SE_HD inline void coop_issue(const CoopArgs &a, const CoopPieces<G, ST, W16> &pc,
+                             const uint32_t *goff, int c, int j, double *stage) {
+  typedef CoopShape<G, ST, W16> Sh;
   if (c * COOP_CH < a.MB) {
-    double *sst = stage + (c % ST) * COOP_CH * Sh::SW;
+    double *sst = stage + (c % ST) * COOP_CH * Sh::SW + pc.dst;
+    static_assert(COOP_CH == 2, "a chunk's table offsets are one uint2");
+    const uint2 off2 = *reinterpret_cast<const uint2 *>(goff + (c * Sh::L + j) * COOP_CH);
     SE_UNROLL
     for (int kk = 0; kk < COOP_CH; kk++) {
+      const uint32_t off = kk ? off2.y : off2.x; // n rs < 2^32
       SE_UNROLL
       for (int r = 0; r < Sh::NR; r++) {
-        const uint32_t off = goff[(c * COOP_CH + kk) * Sh::V + pc.jj[r]]; // n rs < 2^32
-        double *dst = sst + kk * Sh::SW + pc.dst[r];
+        double *dst = sst + kk * Sh::SW + r * (Sh::SW / Sh::NR);
         if (W16)
-          copy16_async(dst, pc.src[r] + off, pc.bytes[r]);
+          copy16_async(dst, pc.src[r] + off);
         else
-          copy8_async(dst, pc.src[r] + off, pc.bytes[r]);
+          copy8_async(dst, pc.src[r] + off);
       }
     }
   }
   copy_commit();
 }
 
-// Backward steps of chunk c for lane j G + g (system g of the warp, bins j + b L): rows leave
-// (h, g) in their cells and send ((u l) / d', u g) to their parent (registers, the parent's cell
-// or a root cell). No branch on the table: an idle entry computes on row 0's values and writes
-// the discard cell, so the B rows of a step interleave.
-template <int G, int B, int ST>
+// Backward steps of chunk c for lane j G + g (system g of the warp, bin j): rows leave (h, g)
+// in their cells and send ((u l) / d', u g) to their parent (registers, the parent's cell or a
+// root cell). No branch on the table: an idle entry computes on row 0's values and writes the
+// discard cell.
+template <int G, int ST>
 SE_HD inline void coop_back(const CoopArgs &a, const int4 *steps, int c, int lane,
-                            const double *stage, double *cells, double *cd, double *cr) {
-  constexpr int L = 32 / G, V = L * B;
+                            const double *stage, double *cells, double &cd, double &cr) {
+  constexpr int L = 32 / G;
   const int j = lane / G, st = c % ST;
   double *cg = cells + 2 * (lane % G); // cell c of the lane's system: at(cg, 16 G c)[0..1]
   const int zero = 16 * G * a.zero;
   // Everything a step reads is loaded at the start of the chunk: a step's stores never reach
   // the next step's cells (its parent, when it is the next row, is carried in registers; the
   // bins of a level are disjoint subtrees), except a sibling's parent cell (read in the step).
-  int4 op[COOP_CH][B];
-  double uu[COOP_CH][B], ll[COOP_CH][B], dd[COOP_CH][B], rr[COOP_CH][B];
-  double a0[COOP_CH][B], a1[COOP_CH][B];
+  int4 op[COOP_CH];
+  double uu[COOP_CH], ll[COOP_CH], dd[COOP_CH], rr[COOP_CH], a0[COOP_CH], a1[COOP_CH];
   SE_UNROLL
   for (int kk = 0; kk < COOP_CH; kk++) {
-    SE_UNROLL
-    for (int b = 0; b < B; b++) {
-      const int4 o = steps[(c * COOP_CH + kk) * V + j + b * L];
-      op[kk][b] = o;
-      const double *w = stage + (st * COOP_CH + kk) * 128 * B + 32 * b + lane;
-      uu[kk][b] = w[0];
-      ll[kk][b] = w[32 * B];
-      dd[kk][b] = w[64 * B];
-      rr[kk][b] = w[96 * B];
-      const double2 acc = cell_load(at(cg, (o.y & CF_ACC) ? o.x : zero));
-      a0[kk][b] = acc.x;
-      a1[kk][b] = acc.y;
-    }
+    const int4 o = steps[(c * COOP_CH + kk) * L + j];
+    op[kk] = o;
+    const double *w = stage + (st * COOP_CH + kk) * 128 + lane;
+    uu[kk] = w[0];
+    ll[kk] = w[32];
+    dd[kk] = w[64];
+    rr[kk] = w[96];
+    const double2 acc = cell_load(at(cg, (o.y & CF_ACC) ? o.x : zero));
+    a0[kk] = acc.x;
+    a1[kk] = acc.y;
   }
   // the roots below each row (written at lower levels, in earlier chunks)
   SE_UNROLL
   for (int kk = 0; kk < COOP_CH; kk++) {
-    SE_UNROLL
-    for (int b = 0; b < B; b++) {
-      const int n_roots = op[kk][b].y >> 20, first = (op[kk][b].y >> 8) & 0xfff;
+    const int n_roots = op[kk].y >> 20, first = (op[kk].y >> 8) & 0xfff;
 #ifdef __CUDA_ARCH__
 #pragma unroll 1
 #endif
-      for (int q = 0; q < n_roots; q++) {
-        const double2 rc = cell_load(cg + 2 * G * (a.n + first + q));
-        a0[kk][b] += rc.x;
-        a1[kk][b] += rc.y;
-      }
+    for (int q = 0; q < n_roots; q++) {
+      const double2 rc = cell_load(cg + 2 * G * (a.n + first + q));
+      a0[kk] += rc.x;
+      a1[kk] += rc.y;
     }
   }
   SE_UNROLL
   for (int kk = 0; kk < COOP_CH; kk++) {
-    double t0[B], t1[B];
-    SE_UNROLL
-    for (int b = 0; b < B; b++) { // after the previous step's stores (a sibling's add)
-      const int4 o = op[kk][b];
-      const double2 t_old = cell_load(at(cg, (o.y & CF_INIT) ? zero : o.z)); // a first adds to 0
-      t0[b] = t_old.x;
-      t1[b] = t_old.y;
-    }
-    SE_UNROLL
-    for (int b = 0; b < B; b++) {
-      const int4 o = op[kk][b];
-      const double ad = cd[b] + a0[kk][b], ar = cr[b] + a1[kk][b];
-      const double ul = uu[kk][b] * ll[kk][b]; // off the dependency chain
-      const double r = recip(dd[kk][b] - ad);
-      const double h = ll[kk][b] * r, gg = (rr[kk][b] - ar) * r;
-      cell_store(at(cg, o.x), h, gg);
-      const double nd = ul * r, nr = uu[kk][b] * gg;
-      cell_store(at(cg, o.z), t0[b] + nd, t1[b] + nr);
-      const bool carry = (o.y & CF_CARRY) != 0;
-      cd[b] = carry ? nd : 0.0;
-      cr[b] = carry ? nr : 0.0;
-    }
+    const int4 o = op[kk];
+    // after the previous step's stores (a sibling's add); a first contribution adds to 0
+    const double2 t_old = cell_load(at(cg, (o.y & CF_INIT) ? zero : o.z));
+    const double ad = cd + a0[kk], ar = cr + a1[kk];
+    const double ul = uu[kk] * ll[kk]; // off the dependency chain
+    const double r = recip(dd[kk] - ad);
+    const double h = ll[kk] * r, gg = (rr[kk] - ar) * r;
+    cell_store(at(cg, o.x), h, gg);
+    const double nd = ul * r, nr = uu[kk] * gg;
+    cell_store(at(cg, o.z), t_old.x + nd, t_old.y + nr);
+    const bool carry = (o.y & CF_CARRY) != 0;
+    cd = carry ? nd : 0.0;
+    cr = carry ? nr : 0.0;
   }
 }
 
 // Forward steps of chunk c (the backward steps in reverse): x_i = g_i - h_i x_p(i), kept in the
 // row's cell; X points at row 0 of the lane's system in rhs. Idle entries compute on the discard
 // cell and store nothing to device memory.
-template <int G, int B>
+template <int G>
 SE_HD inline void coop_fwd(const CoopArgs &a, const int4 *steps, const uint32_t *goff, int c,
-                           int lane, double *cells, double *X, bool live, double *xc) {
-  constexpr int L = 32 / G, V = L * B;
+                           int lane, double *cells, double *X, bool live, double &xc) {
+  constexpr int L = 32 / G;
   const int j = lane / G;
   double *cg = cells + 2 * (lane % G);
   // Loads first, as in coop_back: a step's x reaches the next step through xc when it is the
   // next step's parent (the loaded cell value is then not used).
-  int4 op[COOP_CH][B];
-  uint32_t go[COOP_CH][B];
-  double hh[COOP_CH][B], gv[COOP_CH][B], xq[COOP_CH][B];
+  int4 op[COOP_CH];
+  double hh[COOP_CH], gv[COOP_CH], xq[COOP_CH];
+  // chunk c of the forward sweep runs backward chunk MB / COOP_CH - 1 - c, last step first
+  const uint2 go2 =
+      *reinterpret_cast<const uint2 *>(goff + ((a.MB / COOP_CH - 1 - c) * L + j) * COOP_CH);
+  const uint32_t go[COOP_CH] = {go2.y, go2.x};
   SE_UNROLL
   for (int kk = 0; kk < COOP_CH; kk++) {
-    SE_UNROLL
-    for (int b = 0; b < B; b++) {
-      const int q = (a.MB - 1 - c * COOP_CH - kk) * V + j + b * L;
-      const int4 o = steps[q];
-      op[kk][b] = o;
-      go[kk][b] = goff[q];
-      const double2 hg = cell_load(at(cg, o.x));
-      hh[kk][b] = hg.x;
-      gv[kk][b] = hg.y;
-      xq[kk][b] = *at(cg, o.w);
-    }
+    const int q = (a.MB - 1 - c * COOP_CH - kk) * L + j;
+    const int4 o = steps[q];
+    op[kk] = o;
+    const double2 hg = cell_load(at(cg, o.x));
+    hh[kk] = hg.x;
+    gv[kk] = hg.y;
+    xq[kk] = *at(cg, o.w);
   }
   SE_UNROLL
   for (int kk = 0; kk < COOP_CH; kk++) {
-    SE_UNROLL
-    for (int b = 0; b < B; b++) {
-      const int4 o = op[kk][b];
-      const double xp = (o.y & CF_CARRY) ? xc[b] : xq[kk][b];
-      const double x = (o.y & CF_TOP) ? gv[kk][b] : gv[kk][b] - hh[kk][b] * xp;
-      at(cg, o.x)[1] = x;
-      if (live && !(o.y & CF_IDLE))
-        X[go[kk][b]] = x;
-      xc[b] = x;
-    }
+    const int4 o = op[kk];
+    const double xp = (o.y & CF_CARRY) ? xc : xq[kk];
+    const double x = (o.y & CF_TOP) ? gv[kk] : gv[kk] - hh[kk] * xp;
+    at(cg, o.x)[1] = x;
+    if (live && !(o.y & CF_IDLE))
+      X[go[kk]] = x;
+    xc = x;
   }
 }
 
@@ -577,18 +558,18 @@ template <int G> SE_HD inline void coop_zero(const CoopArgs &a, int lane, double
   }
 }
 
-// Doubles of shared memory taken by the step tables (int4 and uint32 per step and bin),
+// Doubles of shared memory taken by the step tables (int4 and uint32 per step and lane),
 // rounded up to 16 bytes.
 SE_HD inline int coop_table_words(int n_steps) { return 2 * n_steps + (n_steps + 3) / 4 * 2; }
 
 // ---------------------------------------------------------------------------------------------
 // The kernel: one warp per G systems, the step table copied once per CTA into shared memory.
 
-template <int G, int B, int ST, bool W16>
+template <int G, int ST, bool W16>
 __global__ void __launch_bounds__(512) k_coop(CoopArgs a) {
   extern __shared__ __align__(16) double se_coop_sm[];
   int4 *steps = reinterpret_cast<int4 *>(se_coop_sm);
-  const int n_steps = a.MB * (32 / G) * B;
+  const int n_steps = a.MB * (32 / G);
   uint32_t *goff = reinterpret_cast<uint32_t *>(steps + n_steps);
   for (int q = threadIdx.x; q < n_steps; q += blockDim.x) {
     steps[q] = a.steps[q];
@@ -602,117 +583,103 @@ __global__ void __launch_bounds__(512) k_coop(CoopArgs a) {
   if (s0 >= a.S)
     return; // whole warps only
   double *stage = se_coop_sm + coop_table_words(n_steps) + warp * a.warp_words;
-  double *cells = stage + CoopShape<G, B, ST, W16>::STAGE;
+  double *cells = stage + CoopShape<G, ST, W16>::STAGE;
   const int nvalid = (int)(a.S - s0 < G ? a.S - s0 : G);
-  const int g = lane % G;
+  const int g = lane % G, j = lane / G;
   const int64_t b0 = coop_base(a, s0);
-  CoopPieces<G, B, ST, W16> pc;
-  coop_pieces<G, B, ST, W16>(a, lane, b0, nvalid, &pc);
+  CoopPieces<G, ST, W16> pc;
+  coop_pieces<G, ST, W16>(a, lane, b0, nvalid, &pc);
   coop_zero<G>(a, lane, cells);
   const int nc = a.MB / COOP_CH;
   for (int c = 0; c < ST - 1; c++)
-    coop_issue<G, B, ST, W16>(a, pc, goff, c, stage);
-  double cd[B], cr[B], xc[B];
-  SE_UNROLL
-  for (int b = 0; b < B; b++)
-    cd[b] = cr[b] = xc[b] = 0.0;
+    coop_issue<G, ST, W16>(a, pc, goff, c, j, stage);
+  double cd = 0.0, cr = 0.0, xc = 0.0;
   for (int c = 0; c < nc; c++) {
     copy_wait<ST - 2>();
     __syncwarp(); // chunk c has landed (every lane's copies); chunk c-1's stage is free
-    coop_issue<G, B, ST, W16>(a, pc, goff, c + ST - 1, stage);
-    coop_back<G, B, ST>(a, steps, c, lane, stage, cells, cd, cr);
+    coop_issue<G, ST, W16>(a, pc, goff, c + ST - 1, j, stage);
+    coop_back<G, ST>(a, steps, c, lane, stage, cells, cd, cr);
   }
   double *X = a.rhs + b0 + g;
   for (int c = 0; c < nc; c++) {
     __syncwarp(); // a level's x before the level below reads it
-    coop_fwd<G, B>(a, steps, goff, c, lane, cells, X, g < nvalid, xc);
+    coop_fwd<G>(a, steps, goff, c, lane, cells, X, g < nvalid, xc);
   }
 }
 
 typedef void (*coop_kernel_fn)(CoopArgs);
 
-// The instantiation of a setting: lanes 2/4/8/16, bins 1/2, stages 2/3/4/8.
-template <int G, int B, bool W16> coop_kernel_fn coop_kernel_gb(int stages) {
+// The instantiation of a setting: lanes 2/4/8/16, stages 2/3/4/8.
+template <int G, bool W16> coop_kernel_fn coop_kernel_g(int stages) {
   switch (stages) {
-  case 2: return k_coop<G, B, 2, W16>;
-  case 3: return k_coop<G, B, 3, W16>;
-  case 8: return k_coop<G, B, 8, W16>;
-  default: return k_coop<G, B, 4, W16>;
+  case 2: return k_coop<G, 2, W16>;
+  case 3: return k_coop<G, 3, W16>;
+  case 8: return k_coop<G, 8, W16>;
+  default: return k_coop<G, 4, W16>;
   }
 }
 
-template <int G, bool W16> coop_kernel_fn coop_kernel_g(int bins, int stages) {
-  return bins == 2 ? coop_kernel_gb<G, 2, W16>(stages) : coop_kernel_gb<G, 1, W16>(stages);
-}
-
-template <bool W16> coop_kernel_fn coop_kernel_w(int lanes, int bins, int stages) {
+template <bool W16> coop_kernel_fn coop_kernel_w(int lanes, int stages) {
   if (lanes == 2)
-    return coop_kernel_g<16, W16>(bins, stages);
+    return coop_kernel_g<16, W16>(stages);
   if (lanes == 4)
-    return coop_kernel_g<8, W16>(bins, stages);
+    return coop_kernel_g<8, W16>(stages);
   if (lanes == 8)
-    return coop_kernel_g<4, W16>(bins, stages);
-  return coop_kernel_g<2, W16>(bins, stages);
+    return coop_kernel_g<4, W16>(stages);
+  return coop_kernel_g<2, W16>(stages);
 }
 
 coop_kernel_fn coop_kernel(const se_hines_coop_config &c, bool w16) {
-  return w16 ? coop_kernel_w<true>(c.lanes, c.bins, c.stages)
-             : coop_kernel_w<false>(c.lanes, c.bins, c.stages);
+  return w16 ? coop_kernel_w<true>(c.lanes, c.stages) : coop_kernel_w<false>(c.lanes, c.stages);
 }
 
 // The host emulation: the kernel's warp loop, lane after lane between synchronisation points.
-template <int G, int B, int ST, bool W16> void coop_emulate_t(const CoopArgs &a) {
+template <int G, int ST, bool W16> void coop_emulate_t(const CoopArgs &a) {
   std::vector<double> sm((size_t)a.warp_words);
   const int nc = a.MB / COOP_CH;
   for (int64_t s0 = 0; s0 < a.S; s0 += G) {
     for (double &v : sm)
       v = __builtin_nan(""); // a read of a cell nobody wrote shows in the result
-    double *stage = sm.data(), *cells = stage + CoopShape<G, B, ST, W16>::STAGE;
+    double *stage = sm.data(), *cells = stage + CoopShape<G, ST, W16>::STAGE;
     const int nvalid = (int)(a.S - s0 < G ? a.S - s0 : G);
     const int64_t b0 = coop_base(a, s0);
-    double cd[32][B] = {}, cr[32][B] = {}, xc[32][B] = {};
-    std::vector<CoopPieces<G, B, ST, W16>> pc(32);
+    double cd[32] = {}, cr[32] = {}, xc[32] = {};
+    std::vector<CoopPieces<G, ST, W16>> pc(32);
     for (int lane = 0; lane < 32; lane++) {
-      coop_pieces<G, B, ST, W16>(a, lane, b0, nvalid, &pc[lane]);
+      coop_pieces<G, ST, W16>(a, lane, b0, nvalid, &pc[lane]);
       coop_zero<G>(a, lane, cells);
     }
     for (int c = 0; c < ST - 1; c++)
       for (int lane = 0; lane < 32; lane++)
-        coop_issue<G, B, ST, W16>(a, pc[lane], a.goff, c, stage);
+        coop_issue<G, ST, W16>(a, pc[lane], a.goff, c, lane / G, stage);
     for (int c = 0; c < nc; c++)
       for (int lane = 0; lane < 32; lane++) {
-        coop_issue<G, B, ST, W16>(a, pc[lane], a.goff, c + ST - 1, stage);
-        coop_back<G, B, ST>(a, a.steps, c, lane, stage, cells, cd[lane], cr[lane]);
+        coop_issue<G, ST, W16>(a, pc[lane], a.goff, c + ST - 1, lane / G, stage);
+        coop_back<G, ST>(a, a.steps, c, lane, stage, cells, cd[lane], cr[lane]);
       }
     for (int c = 0; c < nc; c++)
       for (int lane = 0; lane < 32; lane++)
-        coop_fwd<G, B>(a, a.steps, a.goff, c, lane, cells, a.rhs + b0 + lane % G,
-                       lane % G < nvalid, xc[lane]);
+        coop_fwd<G>(a, a.steps, a.goff, c, lane, cells, a.rhs + b0 + lane % G,
+                    lane % G < nvalid, xc[lane]);
   }
 }
 
-template <int G, bool W16> void coop_emulate_g(const CoopArgs &a, int bins, int stages) {
-  if (bins == 2)
-    stages == 2 ? coop_emulate_t<G, 2, 2, W16>(a)
-    : stages == 3 ? coop_emulate_t<G, 2, 3, W16>(a)
-    : stages == 8 ? coop_emulate_t<G, 2, 8, W16>(a)
-                  : coop_emulate_t<G, 2, 4, W16>(a);
-  else
-    stages == 2 ? coop_emulate_t<G, 1, 2, W16>(a)
-    : stages == 3 ? coop_emulate_t<G, 1, 3, W16>(a)
-    : stages == 8 ? coop_emulate_t<G, 1, 8, W16>(a)
-                  : coop_emulate_t<G, 1, 4, W16>(a);
+template <int G, bool W16> void coop_emulate_g(const CoopArgs &a, int stages) {
+  stages == 2   ? coop_emulate_t<G, 2, W16>(a)
+  : stages == 3 ? coop_emulate_t<G, 3, W16>(a)
+  : stages == 8 ? coop_emulate_t<G, 8, W16>(a)
+                : coop_emulate_t<G, 4, W16>(a);
 }
 
 template <bool W16> void coop_emulate_w(const CoopArgs &a, const se_hines_coop_config &c) {
   if (c.lanes == 2)
-    coop_emulate_g<16, W16>(a, c.bins, c.stages);
+    coop_emulate_g<16, W16>(a, c.stages);
   else if (c.lanes == 4)
-    coop_emulate_g<8, W16>(a, c.bins, c.stages);
+    coop_emulate_g<8, W16>(a, c.stages);
   else if (c.lanes == 8)
-    coop_emulate_g<4, W16>(a, c.bins, c.stages);
+    coop_emulate_g<4, W16>(a, c.stages);
   else
-    coop_emulate_g<2, W16>(a, c.bins, c.stages);
+    coop_emulate_g<2, W16>(a, c.stages);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -748,7 +715,7 @@ int check_coop_tree(const int32_t *parent, int32_t n, int64_t n_systems, se_hine
 int coop_resolve(const int32_t *parent, int32_t n, int64_t S, uint32_t rs,
                  const se_hines_coop_config *req, const se_hines_coop_limits &lim, CoopTree *t,
                  se_hines_coop_info *info, se_error *err) {
-  se_hines_coop_config c = {4, 4, 0, 1, 1};
+  se_hines_coop_config c = {4, 4, 0, 1};
   if (req) {
     if (req->lanes)
       c.lanes = req->lanes;
@@ -757,15 +724,11 @@ int coop_resolve(const int32_t *parent, int32_t n, int64_t S, uint32_t rs,
     c.warps = req->warps;
     if (req->ctas_per_sm)
       c.ctas_per_sm = req->ctas_per_sm;
-    if (req->bins)
-      c.bins = req->bins;
   }
   if (c.lanes != 2 && c.lanes != 4 && c.lanes != 8 && c.lanes != 16)
     SE_FAIL(err, SE_ERR_ARG, "COOP kernel: %d lanes per system (2, 4, 8 or 16)", c.lanes);
   if (c.stages != 2 && c.stages != 3 && c.stages != 4 && c.stages != 8)
     SE_FAIL(err, SE_ERR_ARG, "COOP kernel: %d pipeline stages (2, 3, 4 or 8)", c.stages);
-  if (c.bins != 1 && c.bins != 2)
-    SE_FAIL(err, SE_ERR_ARG, "COOP kernel: %d bins per lane (1 or 2)", c.bins);
   if (c.warps < 0 || c.warps > 16)
     SE_FAIL(err, SE_ERR_ARG, "COOP kernel: %d warps per CTA (1..16, 0 = automatic)", c.warps);
   if (c.ctas_per_sm < 1 || c.ctas_per_sm > 16)
@@ -781,11 +744,11 @@ int coop_resolve(const int32_t *parent, int32_t n, int64_t S, uint32_t rs,
             "COOP kernel: %d rows x %d systems per warp x 16 B do not fit %zu B of shared "
             "memory per CTA",
             n, G, budget);
-  SE_TRY(coop_build(parent, n, c.lanes * c.bins, t, err));
+  SE_TRY(coop_build(parent, n, c.lanes, t, err));
   coop_encode(t, G, rs);
-  const size_t steps_bytes = 8 * (size_t)coop_table_words(t->MB * c.lanes * c.bins);
+  const size_t steps_bytes = 8 * (size_t)coop_table_words(t->MB * c.lanes);
   const size_t warp_words =
-      (size_t)c.stages * COOP_CH * 128 * c.bins + 2 * (size_t)G * (size_t)(n + t->K + 2);
+      (size_t)c.stages * COOP_CH * 128 + 2 * (size_t)G * (size_t)(n + t->K + 2);
   const size_t warp_bytes = 8 * warp_words;
   const long fit = budget > steps_bytes ? (long)((budget - steps_bytes) / warp_bytes) : 0;
   if (c.warps == 0) {
@@ -810,7 +773,7 @@ int coop_resolve(const int32_t *parent, int32_t n, int64_t S, uint32_t rs,
   info->levels = t->levels;
   info->roots = t->K;
   info->shared_bytes = steps_bytes + (size_t)c.warps * warp_bytes;
-  info->lane_use = (double)n / ((double)c.lanes * c.bins * (double)t->MB);
+  info->lane_use = (double)n / ((double)c.lanes * (double)t->MB);
   return SE_OK;
 }
 
@@ -829,7 +792,7 @@ CoopArgs coop_args(const se_hines_batch_view &v, const CoopTree &t, const se_hin
   a.S = v.n_systems;
   a.MB = t.MB;
   a.zero = v.n + t.K;
-  a.warp_words = info.cfg.stages * COOP_CH * 128 * info.cfg.bins + 2 * info.systems_per_warp * (v.n + t.K + 2);
+  a.warp_words = info.cfg.stages * COOP_CH * 128 + 2 * info.systems_per_warp * (v.n + t.K + 2);
   a.steps = steps;
   a.goff = goff;
   a.u = u;
@@ -942,7 +905,7 @@ extern "C" int se_hines_coop_emulate(const int32_t *parent, int32_t n, int64_t n
   SE_TRY(check_coop_tree(parent, n, n_systems, layout, err));
   if (layout == SE_HINES_LAYOUT_BLOCK && bs != 32 && bs != 64 && bs != 128)
     SE_FAIL(err, SE_ERR_ARG, "COOP emulation: block size %d (32, 64 or 128)", bs);
-  se_hines_coop_config c = cfg ? *cfg : se_hines_coop_config{0, 0, 0, 0, 0};
+  se_hines_coop_config c = cfg ? *cfg : se_hines_coop_config{0, 0, 0, 0};
   c.warps = 1;
   c.ctas_per_sm = 1;
   CoopTree t;
@@ -966,23 +929,27 @@ extern "C" int se_hines_coop_emulate(const int32_t *parent, int32_t n, int64_t n
   return SE_OK;
 }
 
-// The automatic COOP settings (docs/gpu-hines.md, "Automatic choice"), costed in multiprocessor
-// cycles like the STREAM candidates of hines_mono.cu:
+// The automatic COOP settings (docs/gpu-hines.md, "Automatic settings"), costed in
+// multiprocessor cycles like the STREAM candidates of hines_mono.cu:
 //   bytes    40 x compartments / (SMs x SE_HINES_AUTO_BYTES_PER_CYCLE)
-//   latency  waves x steps x tau, tau = COOP_STEP_INSTR x (COOP_CPI + max(0, w - 1)): a warp
-//            issues a step's instructions every COOP_CPI cycles when it has its scheduler to
-//            itself; each further warp on the scheduler (w warps) adds a cycle
-// cost = max + 1/4 min. Fitted to device run 3 of session 4 (ncu: 132 instructions per step,
-// 4.13 cycles per instruction with one warp per scheduler; the measured times of the six
-// classes at 256 000 neurons agree within 10%).
-static const double COOP_STEP_INSTR = 130.0;
-static const double COOP_CPI = 4.13;
+//   latency  waves x steps x tau, tau = COOP_STEP_INSTR x (COOP_CPI + COOP_CPI_WARP x
+//            max(0, w - 1)): a warp issues a step's instructions every COOP_CPI cycles when it
+//            has its scheduler to itself; each further warp on the scheduler (w warps) adds
+//            COOP_CPI_WARP cycles
+// cost = max + 1/4 min. COOP_STEP_INSTR is ncu's count per step (device run 4 of session 4:
+// 126); COOP_CPI and COOP_CPI_WARP are fitted to run 4's 34 measured times of L 2, 4, 8 x 1, 2
+// CTAs at 256 000 neurons (rms error 6%, every setting within 14%). Run 5's kernel issues 105
+// per step; these constants were kept, their choices measured in run 5 (docs/gpu-hines.md).
+static const double COOP_STEP_INSTR = 126.0;
+static const double COOP_CPI = 3.50;
+static const double COOP_CPI_WARP = 1.54;
 
 struct CoopCandidate {
   int lanes, ctas;
 };
-// ties go to the earlier candidate: 2 CTAs before 1 (finer blocks, measured as fast or faster)
-static const CoopCandidate coop_candidates[] = {{4, 2}, {4, 1}, {2, 2}, {2, 1}, {8, 2}, {8, 1}};
+// ties go to the earlier candidate: 1 CTA before 2 (run 4: 1 CTA measured 2-9% faster on the
+// medium and big classes, 3% slower on small-low)
+static const CoopCandidate coop_candidates[] = {{4, 1}, {4, 2}, {2, 1}, {2, 2}, {8, 1}, {8, 2}};
 
 extern "C" int se_hines_coop_choose(const int32_t *parent, int32_t n, int64_t n_systems,
                                     se_hines_layout layout, const se_hines_coop_limits *lim,
@@ -991,7 +958,7 @@ extern "C" int se_hines_coop_choose(const int32_t *parent, int32_t n, int64_t n_
   bool found = false;
   se_error last = {SE_OK, {0}};
   for (const CoopCandidate &cc : coop_candidates) {
-    const se_hines_coop_config want = {cc.lanes, 4, 0, cc.ctas, 1};
+    const se_hines_coop_config want = {cc.lanes, 4, 0, cc.ctas};
     CoopTree t;
     se_hines_coop_info info;
     se_error e2 = {SE_OK, {0}};
@@ -1010,7 +977,8 @@ extern "C" int se_hines_coop_choose(const int32_t *parent, int32_t n, int64_t n_
     const double waves = (double)((blocks + per_wave - 1) / per_wave);
     const int64_t resident = blocks < per_wave ? (blocks + lim->sms - 1) / lim->sms : cc.ctas;
     const double w = (double)(resident * W) / 4.0; // warps per scheduler
-    const double tau = COOP_STEP_INSTR * (COOP_CPI + (w > 1.0 ? w - 1.0 : 0.0));
+    const double tau =
+        COOP_STEP_INSTR * (COOP_CPI + COOP_CPI_WARP * (w > 1.0 ? w - 1.0 : 0.0));
     const double t_lat = waves * (double)info.steps * tau;
     const double t_bytes = 40.0 * (double)n * (double)n_systems /
                            (SE_HINES_AUTO_BYTES_PER_CYCLE * (double)lim->sms);

@@ -5,10 +5,8 @@
  * by all systems, is split on the host into levels: level 1 holds the maximal subtrees of at
  * most m rows, packed into L bins (longest first); the rows above them (the trunk) are split the
  * same way into level 2, and so on. Lane j of each system eliminates the rows of its bin of each
- * level bottom-up, level after level; the forward substitution runs the levels in reverse. With
- * 2 bins per lane the schedule has 2 L bins and lane j runs bins j and j + L interleaved. The
- * intermediates (h = l / d', g = rhs' / d') of every row
- * stay in shared memory; device memory sees u, l, d, rhs read once and x written once (40 B per
+ * level bottom-up, level after level; the forward substitution runs the levels in reverse. The
+ * intermediates (h = l / d', g = rhs' / d') of every row stay in shared memory; device memory sees u, l, d, rhs read once and x written once (40 B per
  * compartment). Works on the FULL and BLOCK layouts (the G systems of a warp are adjacent in
  * every row); d is left unchanged, x replaces rhs, as with the other kernels' contract. */
 #ifndef SE_HINES_COOP_H
@@ -30,7 +28,6 @@ typedef struct se_hines_coop_config {
   int stages;      /* cp.async pipeline depth in chunks of 2 steps: 2, 3, 4 or 8 (default 4) */
   int warps;       /* warps per CTA, 1..16 (default: as many as the shared memory holds) */
   int ctas_per_sm; /* CTAs per multiprocessor sharing its shared memory (default 1) */
-  int bins;        /* bins of the schedule per lane, run interleaved: 1 or 2 (default 1) */
 } se_hines_coop_config;
 
 /* What a COOP plan does. */
@@ -43,7 +40,7 @@ typedef struct se_hines_coop_info {
   int trunk_rows;           /* rows above level 1 (the trunk) */
   int roots;                /* subtree roots below a higher level (cells of their own) */
   size_t shared_bytes;      /* dynamic shared memory per CTA */
-  double lane_use;          /* n / (lanes x bins x steps): the busy fraction of the bins */
+  double lane_use;          /* n / (lanes x steps): the busy fraction of the lanes */
 } se_hines_coop_info;
 
 typedef struct se_hines_coop se_hines_coop; /* a plan for one batch (opaque) */
@@ -59,7 +56,7 @@ const se_hines_coop_limits *se_hines_coop_h200_limits(void);
 
 /* Chooses COOP settings for n_systems systems of the tree (FULL or BLOCK layout) on a device
  * with the given limits by the cost model of docs/gpu-hines.md ("Automatic choice"): lanes 4, 2,
- * 8 x 2 or 1 CTAs per multiprocessor, 1 bin, 4 stages. Fills *cfg with the cheapest and *cycles
+ * 8 x 1 or 2 CTAs per multiprocessor, 4 stages. Fills *cfg with the cheapest and *cycles
  * with its cost in multiprocessor cycles (the unit of the STREAM model). SE_ERR_UNSUPPORTED: no
  * candidate fits; SE_ERR_ARG: a bad tree or the FLAT layout. Host only; not collective. */
 int se_hines_coop_choose(const int32_t *parent, int32_t n, int64_t n_systems,
@@ -83,9 +80,10 @@ void se_hines_coop_get_info(const se_hines_coop *plan, se_hines_coop_info *info)
 int se_hines_coop_solve(const se_hines_coop *plan, se_hines_batch *batch, se_error *err);
 
 /* Runs the COOP kernel's lane code on the host, lane after lane between the warp's
- * synchronisation points, over host arrays in `layout` (FULL or BLOCK), with cp.async replaced
- * by plain copies and the shared memory pre-filled with NaN. warps and ctas_per_sm are ignored
- * (the shared-memory check assumes one warp per CTA on an H200). For tests without a GPU. */
+ * synchronisation points, over host arrays in `layout` (FULL or BLOCK; BLOCK arrays padded to
+ * whole blocks, se_hines_array_size, as on the device), with cp.async replaced by plain copies
+ * and the shared memory pre-filled with NaN. warps and ctas_per_sm are ignored (the
+ * shared-memory check assumes one warp per CTA on an H200). For tests without a GPU. */
 int se_hines_coop_emulate(const int32_t *parent, int32_t n, int64_t n_systems,
                           se_hines_layout layout, int32_t bs, const se_hines_coop_config *cfg,
                           const double *u, const double *l, const double *d, double *rhs,

@@ -45,16 +45,16 @@ static const char *usage =
     "  --seed N         seed of the random systems (default 1)\n"
     "  --csv FILE       also write the rows as CSV\n"
     "\n"
-    "A variant is LAYOUT[-KERNEL][-tT][-sST][-cC][-rR] or LAYOUT-coop[-lL][-bB][-sST][-wW][-cC]:\n"
+    "A variant is LAYOUT[-KERNEL][-tT][-sST][-cC][-rR] or LAYOUT-coop[-lL][-sST][-wW][-cC]:\n"
     "  LAYOUT  flat | full | block32 | block64 | block128 (Block-Interleaved with that BS)\n"
     "  KERNEL  paper (default: the paper's Flat, Full-Interleaved or Block-Interleaved kernel\n"
     "          of the layout) | shared (Block-Shared) | stream | auto | coop (several lanes per\n"
     "          system, full and block layouts)\n"
     "  -tT -sST -cC -rR  STREAM settings: threads per CTA (32, 64, 128), pipeline stages (4, 8),\n"
     "          CTAs per multiprocessor, tail rows (0 = none; default: as many as fit)\n"
-    "  -lL -bB -sST -wW -cC  COOP settings: lanes per system (2, 4, 8, 16; default 4), bins\n"
-    "          per lane (1, 2; default 1), pipeline stages (2, 3, 4, 8), warps per CTA\n"
-    "          (default: as many as fit), CTAs per multiprocessor\n"
+    "  -lL -sST -wW -cC  COOP settings: lanes per system (2, 4, 8, 16; default 4), pipeline\n"
+    "          stages (2, 3, 4, 8), warps per CTA (default: as many as fit), CTAs per\n"
+    "          multiprocessor\n"
     "Default variants: flat,full,block32,block128,block32-shared,full-stream-r0,\n"
     "                  block32-stream-r0,full-stream,block32-stream,full-coop,block32-coop\n";
 
@@ -116,12 +116,10 @@ static int parse_variant(const char *spec, variant *v) {
       if (v->layout == SE_HINES_LAYOUT_FLAT)
         return -1;
       v->coop = 1;
-    } else if (v->coop && strchr("lbswc", tok[0]) && tok[1] >= '0' && tok[1] <= '9') {
+    } else if (v->coop && strchr("lswc", tok[0]) && tok[1] >= '0' && tok[1] <= '9') {
       int val = atoi(tok + 1);
       if (tok[0] == 'l')
         v->ccfg.lanes = val;
-      else if (tok[0] == 'b')
-        v->ccfg.bins = val;
       else if (tok[0] == 's')
         v->ccfg.stages = val;
       else if (tok[0] == 'w')
@@ -285,9 +283,8 @@ static void settings_str(const variant *v, const result *r, char *buf, size_t le
   const se_hines_plan_info *p = &r->info;
   const se_hines_coop_info *c = &r->cinfo;
   if (v->coop)
-    snprintf(buf, len, "L%d B%d S%d W%d C%d M%d T%d %.0f%%", c->cfg.lanes, c->cfg.bins,
-             c->cfg.stages, c->cfg.warps, c->cfg.ctas_per_sm, c->steps, c->trunk_rows,
-             100.0 * c->lane_use);
+    snprintf(buf, len, "L%d S%d W%d C%d M%d T%d %.0f%%", c->cfg.lanes, c->cfg.stages,
+             c->cfg.warps, c->cfg.ctas_per_sm, c->steps, c->trunk_rows, 100.0 * c->lane_use);
   else if (p->kernel == SE_HINES_KERNEL_COOP) /* an automatic row that chose COOP */
     snprintf(buf, len, "L%d C%d (automatic)", p->coop_lanes, p->coop_ctas_per_sm);
   else if (p->kernel == SE_HINES_KERNEL_STREAM)
