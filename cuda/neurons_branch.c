@@ -50,20 +50,12 @@ int se_neurons_gpu_kernel(const struct se_neurons *e) {
   free(cells);
   if (has_huge || e->n_cells < (int64_t)SE_GPU_AUTO_MIN_LANES * groups32)
     return SE_GPU_KERNEL_BRANCH;
-  /* coop where it was measured faster than fused2 (docs/gpu.md, "coop"): small cells, much hh */
-  int64_t comp = 0, hh = 0, max_comp = 0;
-  for (int64_t g = 0; g < e->n_groups; g++) {
-    const se_group *gr = &e->groups[g];
-    const uint8_t *has_hh = e->topology[gr->morphology].has_hh;
-    int64_t n_hh = 0;
-    for (int32_t i = 0; i < gr->n_comp; i++)
-      n_hh += has_hh[i] != 0;
-    comp += (int64_t)gr->lanes * gr->n_comp;
-    hh += gr->lanes * n_hh;
-    if (gr->n_comp > max_comp)
-      max_comp = gr->n_comp;
-  }
-  if (max_comp <= SE_GPU_COOP_MAX_COMP && 100 * hh >= SE_GPU_COOP_MIN_HH_PERCENT * comp)
+  /* coop where it was measured faster than fused2 (docs/gpu.md, "coop measured"): small cells */
+  int64_t max_comp = 0;
+  for (int64_t g = 0; g < e->n_groups; g++)
+    if (e->groups[g].n_comp > max_comp)
+      max_comp = e->groups[g].n_comp;
+  if (max_comp <= SE_GPU_COOP_MAX_COMP)
     return SE_GPU_KERNEL_COOP;
   return SE_GPU_KERNEL_FUSED2;
 }

@@ -21,7 +21,11 @@ int se_neurons_coop_attach(const struct se_neurons *e, int device, se_neurons_de
   se_coop_tables tab;
   const char *cap = getenv("SE_COOP_CAP"), *env = getenv("SE_COOP_LANES");
   const int forced = env && *env ? atoi(env) : 0;
-  int lanes = forced ? forced : SE_COOP_DEFAULT_LANES;
+  int32_t max_rows = 0;
+  for (int64_t g = 0; g < e->n_groups; g++)
+    if (e->groups[g].n_comp > max_rows)
+      max_rows = e->groups[g].n_comp;
+  int lanes = forced ? forced : max_rows <= SE_COOP_FOUR_LANES_MAX_ROWS ? 4 : 8;
   int rc = se_coop_build(e, &st, lanes, cap ? atoi(cap) : 0, &tab, err);
   /* unless forced: more threads per cell (fewer cells per warp) while the cells do not fit */
   while (rc == SE_OK && !forced && lanes < SE_COOP_MAX_LANES &&
@@ -64,9 +68,9 @@ int se_neurons_coop_attach(const struct se_neurons *e, int device, se_neurons_de
       if (tab.morph[m].steps > 0)
         fprintf(stderr,
                 "coop: morphology %d, %d threads per cell: %d steps, %d hh steps, %d events (%d "
-                "trunk rows), %d slots per cell, %zu B shared per warp\n",
+                "trunk rows), %d slots per cell (%d in padding steps), %zu B shared per warp\n",
                 m, tab.lanes, tab.morph[m].steps, tab.morph[m].hh_steps, tab.morph[m].n_ev,
-                tab.morph[m].trunk, tab.morph[m].slots,
+                tab.morph[m].trunk, tab.morph[m].slots, tab.morph[m].holes,
                 (size_t)tab.morph[m].slots * G * sizeof(double));
   se_coop_free(&tab);
   SE_TRY(rc);

@@ -67,6 +67,16 @@ static void choose_ranges(const int32_t *maxd, int32_t n, int L, int cap_percent
   }
 }
 
+/* A single slot: the next free padding slot, else the next slot after the others. */
+static int32_t take_single(const int32_t *holes, int32_t n_holes, int32_t *used, int32_t *next) {
+  return *used < n_holes ? holes[(*used)++] : (*next)++;
+}
+
+/* The byte offset of slot x of a cell among the G cells of a warp (0 for none: x < 0). */
+static int32_t offset_of(int32_t x, int G) {
+  return x >= 0 ? x * G * (int32_t)sizeof(double) : 0;
+}
+
 /* The plan of one morphology of n rows for L threads per cell (fused2's rows sr, per-morphology
  * constants from k0). Adds its records to the growing arrays of tab; scratch arrays of n entries
  * (dp, from: (L + 1) x (n + 1)) are passed in. */
@@ -76,6 +86,7 @@ static int build_morphology(const struct se_neurons *e, int64_t k0, int32_t n,
                             uint8_t *kind, int32_t *dp, int32_t *from, int cap_percent,
                             se_error *err) {
   int32_t *s = mo->s;
+  const int G = 32 / L;
   for (int j = 0; j <= L; j++) /* even split: overwritten by choose_ranges */
     s[j] = (int32_t)((int64_t)n * j / L);
   for (int32_t i = 0; i < n; i++)
@@ -97,24 +108,37 @@ static int build_morphology(const struct se_neurons *e, int64_t k0, int32_t n,
   for (int32_t i = 1; i < n; i++)
     if (!kind[i] && kind[sr[i].parent] == SE_COOP_TRUNK)
       kind[i] = SE_COOP_BOUNDARY;
-  int32_t next = steps * L;
+  /* single slots first into the padding steps of short ranges (thread j's steps from its range's
+   * length on), pairs (DACC accumulators, non-DCONST pushes) after steps * L; the padding slots
+   * are listed in dp, free again ((L + 1) (n + 1) entries) */
+  int32_t next = steps * L, n_holes = 0, used_holes = 0, *const holes = dp;
+  for (int j = 0; j < L; j++)
+    for (int32_t k = s[j + 1] - s[j]; k < steps; k++)
+      holes[n_holes++] = k * L + j;
   for (int32_t i = 0; i < n; i++) {
     const uint32_t meta = sr[i].meta;
     xf[i] = xa[i] = xe[i] = -1;
     if (!(meta & SE_STREAM_DCONST))
-      xf[i] = next++;
-    if (meta & SE_STREAM_OWN) { /* DACC implies OWN: a DPUSH child is not i + 1 */
+      xf[i] = take_single(holes, n_holes, &used_holes, &next);
+    if (meta & SE_STREAM_DACC) { /* DACC implies OWN: a DPUSH child is not i + 1 */
       xa[i] = next;
-      next += (meta & SE_STREAM_DACC) ? 2 : 1;
+      next += 2;
+    } else if (meta & SE_STREAM_OWN) {
+      xa[i] = take_single(holes, n_holes, &used_holes, &next);
     }
     if (kind[i] == SE_COOP_BOUNDARY) { /* a DCONST row pushes no g f */
-      xe[i] = next;
-      next += (meta & SE_STREAM_DCONST) ? 1 : 2;
+      if (meta & SE_STREAM_DCONST) {
+        xe[i] = take_single(holes, n_holes, &used_holes, &next);
+      } else {
+        xe[i] = next;
+        next += 2;
+      }
     }
     n_ev += kind[i] != 0;
     trunk += kind[i] == SE_COOP_TRUNK;
     n_hh += !!(meta & SE_STREAM_HH);
   }
+  mo->holes = used_holes;
   mo->steps = steps;
   mo->hh_steps = (n_hh + L - 1) / L;
   mo->n_ev = n_ev;
@@ -153,22 +177,21 @@ static int build_morphology(const struct se_neurons *e, int64_t k0, int32_t n,
         q[c] = &rec[((int64_t)k * 4 + c) * L + j];
       const int32_t i = s[j + 1] - 1 - k;
       if (i < s[j]) {
-        q[1]->i[2] = -1;
-        q[2]->i[0] = q[2]->i[1] = q[2]->i[2] = -1;
-        q[2]->u[3] = SE_COOP_PAD;
+        q[1]->u[3] = SE_COOP_PAD;
         continue;
       }
       const se_stream_row *r = &sr[i];
       const int32_t p = r->parent;
       q[0]->d[0] = r->d;
       q[0]->d[1] = r->g;
-      q[1]->d[0] = r->f;
-      q[1]->i[2] = p >= 0 ? slot[p] : -1;
-      q[1]->u[3] = r->meta;
-      q[2]->i[0] = xf[i];
-      q[2]->i[1] = kind[i] == SE_COOP_BOUNDARY ? xe[i] : p >= 0 ? xa[p] : -1;
-      q[2]->i[2] = xa[i];
-      q[2]->u[3] = kind[i];
+      if (r->meta & SE_STREAM_DCONST)
+        q[1]->d[0] = r->f;
+      else
+        q[1]->i[0] = offset_of(xf[i], G);
+      q[1]->i[2] = offset_of(p >= 0 ? slot[p] : -1, G);
+      q[1]->u[3] = (r->meta & SE_COOP_META) | kind[i];
+      q[2]->i[0] = offset_of(kind[i] == SE_COOP_BOUNDARY ? xe[i] : p >= 0 ? xa[p] : -1, G);
+      q[2]->i[1] = offset_of(xa[i], G);
       q[3]->d[0] = r->a;
       q[3]->d[1] = r->c;
     }
@@ -189,8 +212,8 @@ static int build_morphology(const struct se_neurons *e, int64_t k0, int32_t n,
     q[2 * L].d[1] = sr[i].c;
     q[3 * L].d[0] = sr[i].d;
     q[4 * L].i[0] = i;
-    q[4 * L].i[1] = slot[i];
-    q[4 * L].i[2] = xf[i];
+    q[4 * L].i[1] = offset_of(slot[i], G);
+    q[4 * L].i[2] = offset_of(xf[i], G);
     h++;
   }
   /* events, decreasing row order */
@@ -203,14 +226,14 @@ static int build_morphology(const struct se_neurons *e, int64_t k0, int32_t n,
     c[0].d[0] = r->d;
     c[0].d[1] = r->g;
     c[1].d[0] = r->f;
-    c[1].i[2] = slot[i];
-    c[1].i[3] = p >= 0 ? slot[p] : -1;
-    c[2].u[0] = r->meta | (kind[i] == SE_COOP_TRUNK ? SE_COOP_EV_TRUNK : 0u);
-    c[2].i[1] = xf[i];
-    c[2].i[2] = xe[i];
-    c[2].i[3] = xa[i];
+    c[1].i[2] = offset_of(slot[i], G);
+    c[1].i[3] = offset_of(p >= 0 ? slot[p] : -1, G);
+    c[2].u[0] = (r->meta & SE_COOP_META) | (kind[i] == SE_COOP_TRUNK ? SE_COOP_EV_TRUNK : 0u);
+    c[2].i[1] = offset_of(xf[i], G);
+    c[2].i[2] = offset_of(xe[i], G);
+    c[2].i[3] = offset_of(xa[i], G);
     c[3].i[0] = i;
-    c[3].i[1] = p >= 0 ? xa[p] : -1;
+    c[3].i[1] = offset_of(p >= 0 ? xa[p] : -1, G);
   }
   return SE_OK;
 }
@@ -279,10 +302,15 @@ static inline void push_parent(uint32_t meta, double pb, double pd, double *A, d
     A[1] = (meta & SE_STREAM_DFIRST) ? pd : A[1] + pd;
 }
 
+/* The slot at byte offset off of a cell among G cells (the records' offsets). */
+static inline int32_t slot_of(int32_t off, int G) {
+  return off / (G * (int32_t)sizeof(double));
+}
+
 int se_coop_reference_step(struct se_neurons *e, const se_coop_tables *tab, int update_gates,
                            double *root_before, double *root_after, se_error *err) {
   const int64_t W = e->width;
-  const int L = tab->lanes;
+  const int L = tab->lanes, G = 32 / L;
   double *istim = NULL, *S = NULL;
   SE_CALLOC(err, istim, e->n_slots, "coop model stimulus");
   S = calloc((size_t)(tab->max_slots > 0 ? tab->max_slots : 1), sizeof *S);
@@ -305,13 +333,11 @@ int se_coop_reference_step(struct se_neurons *e, const se_coop_tables *tab, int 
       const int64_t s0 = grp->base + lane;
       double *V = e->v + s0, *M = e->m + s0, *H = e->h + s0, *N = e->n + s0;
       const double *I = istim + s0;
-      /* 0: passive rows' b0 */
+      /* 0: b0 of every row of the ranges (hh rows' b0 is made again in 1a) */
       for (int j = 0; j < L; j++)
-        for (int32_t k = 0; k < mo->steps; k++) {
+        for (int32_t k = 0; k < mo->s[j + 1] - mo->s[j]; k++) {
           const se_coop_chunk *q = &rec[(int64_t)k * 4 * L + j];
           const int32_t i = mo->s[j + 1] - 1 - k;
-          if (i < mo->s[j] || (q[L].u[3] & SE_STREAM_HH))
-            continue;
           S[k * L + j] = q[3 * L].d[0] * V[i * W] + q[3 * L].d[1] + I[i * W];
         }
       /* 1a: hh rows */
@@ -329,21 +355,21 @@ int se_coop_reference_step(struct se_neurons *e, const se_coop_tables *tab, int 
           H[i * W] = h;
           N[i * W] = n;
           bx += b;
-          S[q[4 * L].i[1]] = q[2 * L].d[0] * v + q[2 * L].d[1] + bx;
-          S[q[4 * L].i[2]] = q[3 * L].d[0] + dg;
+          S[slot_of(q[4 * L].i[1], G)] = q[2 * L].d[0] * v + q[2 * L].d[1] + bx;
+          S[slot_of(q[4 * L].i[2], G)] = q[3 * L].d[0] + dg;
         }
       /* 1b: complete rows, ranges downwards */
       for (int j = 0; j < L; j++) {
         double cb = 0.0, cd = 0.0;
         for (int32_t k = 0; k < mo->steps; k++) {
           const se_coop_chunk *q = &rec[(int64_t)k * 4 * L + j];
-          const uint32_t meta = q[L].u[3], cfl = q[2 * L].u[3];
-          if (cfl & (SE_COOP_PAD | SE_COOP_TRUNK)) {
+          const uint32_t meta = q[L].u[3];
+          if (meta & (SE_COOP_PAD | SE_COOP_TRUNK)) {
             cb = cd = 0.0;
             continue;
           }
-          const int32_t sl = k * L + j, xf = q[2 * L].i[0], xo = q[2 * L].i[1],
-                        xa = q[2 * L].i[2];
+          const int32_t sl = k * L + j, xf = slot_of(q[L].i[0], G), xo = slot_of(q[2 * L].i[0], G),
+                        xa = slot_of(q[2 * L].i[1], G);
           const double ab = (meta & SE_STREAM_OWN) ? S[xa] : 0.0;
           const double ad = (meta & SE_STREAM_DACC) ? S[xa + 1] : 0.0;
           const double d0 = (meta & SE_STREAM_HH) ? S[xf] : q[0].d[0];
@@ -352,13 +378,13 @@ int se_coop_reference_step(struct se_neurons *e, const se_coop_tables *tab, int 
           S[sl] = el.y;
           if (!(meta & SE_STREAM_DCONST))
             S[xf] = el.f;
-          if (cfl & SE_COOP_BOUNDARY) {
+          if (meta & SE_COOP_BOUNDARY) {
             S[xo] = el.push_b;
             if (!(meta & SE_STREAM_DCONST))
               S[xo + 1] = el.push_d;
             cb = cd = 0.0;
           } else {
-            push_parent(meta, el.push_b, el.push_d, S + (xo >= 0 ? xo : 0), &cb, &cd);
+            push_parent(meta, el.push_b, el.push_d, S + xo, &cb, &cd);
           }
         }
       }
@@ -367,7 +393,8 @@ int se_coop_reference_step(struct se_neurons *e, const se_coop_tables *tab, int 
       for (int32_t q = 0; q < mo->n_ev; q++) {
         const se_coop_chunk *c = &ev[(int64_t)q * 4];
         const uint32_t meta = c[2].u[0];
-        const int32_t sl = c[1].i[2], xf = c[2].i[1], xe = c[2].i[2], xa = c[2].i[3];
+        const int32_t sl = slot_of(c[1].i[2], G), xf = slot_of(c[2].i[1], G),
+                      xe = slot_of(c[2].i[2], G), xa = slot_of(c[2].i[3], G);
         double pb, pd;
         if (meta & SE_COOP_EV_TRUNK) {
           const double ab = (meta & SE_STREAM_OWN) ? S[xa] : 0.0;
@@ -384,7 +411,7 @@ int se_coop_reference_step(struct se_neurons *e, const se_coop_tables *tab, int 
           pb = S[xe];
           pd = (meta & SE_STREAM_DCONST) ? 0.0 : S[xe + 1];
         }
-        push_parent(meta, pb, pd, S + (c[3].i[1] >= 0 ? c[3].i[1] : 0), &cb, &cd);
+        push_parent(meta, pb, pd, S + slot_of(c[3].i[1], G), &cb, &cd);
       }
       /* 3a: trunk upwards */
       for (int32_t q = mo->n_ev - 1; q >= 0; q--) {
@@ -392,10 +419,10 @@ int se_coop_reference_step(struct se_neurons *e, const se_coop_tables *tab, int 
         const uint32_t meta = c[2].u[0];
         if (!(meta & SE_COOP_EV_TRUNK))
           continue;
-        const int32_t sl = c[1].i[2];
+        const int32_t sl = slot_of(c[1].i[2], G);
         const double y = S[sl];
-        const double f = (meta & SE_STREAM_DCONST) ? c[1].d[0] : S[c[2].i[1]];
-        const double x = (meta & SE_STREAM_ROOT) ? y : y + f * S[c[1].i[3]];
+        const double f = (meta & SE_STREAM_DCONST) ? c[1].d[0] : S[slot_of(c[2].i[1], G)];
+        const double x = (meta & SE_STREAM_ROOT) ? y : y + f * S[slot_of(c[1].i[3], G)];
         S[sl] = x;
         V[c[3].i[0] * W] = x;
       }
@@ -404,13 +431,14 @@ int se_coop_reference_step(struct se_neurons *e, const se_coop_tables *tab, int 
         double xprev = 0.0;
         for (int32_t k = mo->steps - 1; k >= 0; k--) {
           const se_coop_chunk *q = &rec[(int64_t)k * 4 * L + j];
-          const uint32_t meta = q[L].u[3], cfl = q[2 * L].u[3];
-          if (cfl & (SE_COOP_PAD | SE_COOP_TRUNK))
+          const uint32_t meta = q[L].u[3];
+          if (meta & (SE_COOP_PAD | SE_COOP_TRUNK))
             continue;
           const int32_t sl = k * L + j;
-          const double f = (meta & SE_STREAM_DCONST) ? q[L].d[0] : S[q[2 * L].i[0]];
-          const double xp =
-              (meta & SE_STREAM_PREV) && !(cfl & SE_COOP_BOUNDARY) ? xprev : S[q[L].i[2]];
+          const double f = (meta & SE_STREAM_DCONST) ? q[L].d[0] : S[slot_of(q[L].i[0], G)];
+          const double xp = (meta & SE_STREAM_PREV) && !(meta & SE_COOP_BOUNDARY)
+                                ? xprev
+                                : S[slot_of(q[L].i[2], G)];
           const double x = S[sl] + f * xp;
           S[sl] = x;
           V[(mo->s[j + 1] - 1 - k) * W] = x;

@@ -12,7 +12,8 @@
  * root) form the "trunk", a subtree holding the root; a complete row whose parent is in the trunk
  * is a "boundary" row: it leaves its pushes (g y, g f) in shared memory. Step:
  *   0.  each thread copies v of its range's rows into shared memory (asynchronous copies, all in
- *       flight at once) and makes it b0 = a v + c + bx (clamps) at its passive rows;
+ *       flight at once) and makes it b0 = a v + c + bx (clamps) at each of them (1a makes an hh
+ *       row's again);
  *   1a. hh rows, spread over the threads: v, m, h, n read, the deferred cnexp update, m, h, n
  *       written, b0 and d0 = d + dg kept;
  *   1b. each thread walks its range downwards in lockstep with the others and eliminates its
@@ -35,14 +36,17 @@
 extern "C" {
 #endif
 
-/* Threads per cell L: 2, 4 (the default) or 8; a warp serves G = 32 / L cells. */
+/* Threads per cell L: 2, 4 or 8; a warp serves G = 32 / L cells. The engine takes 4 for cells of
+ * at most SE_COOP_FOUR_LANES_MAX_ROWS rows, 8 for larger ones (measured faster there). */
 #define SE_COOP_MAX_LANES 8
-#define SE_COOP_DEFAULT_LANES 4
+#define SE_COOP_FOUR_LANES_MAX_ROWS 128
 
-/* Flags of a row record (cfl). */
+/* Flags of a row (cfl), kept in the low bits of its record's flags word: the coop records keep
+ * only the flag bits of fused2's meta (SE_COOP_META), whose low bits hold fused2's slot numbers. */
 #define SE_COOP_TRUNK 1u
 #define SE_COOP_BOUNDARY 2u
 #define SE_COOP_PAD 4u /* a padding step of a short range: nothing to do */
+#define SE_COOP_META 0xFFC00000u
 
 /* Flag of an event's meta (bit 31 is free in SE_STREAM_* meta): the event is a trunk row (else a
  * boundary row whose pushes are applied). */
@@ -58,24 +62,30 @@ typedef union se_coop_chunk {
 } se_coop_chunk;
 
 /* Shared-memory slots of a cell (doubles; the kernel interleaves the G cells of a
- * warp slot by slot). Slots [0, steps * L): the row that thread j meets at step k
- * (row s_{j+1} - 1 - k) has slot k * L + j, holding b0 = a v + c + bx (phases 0 and
- * 1a), then y, then x. Extra slots from steps * L on: f of each state-dependent row
- * (d0 = d + dg of an hh row before it), the b accumulator of each row with OWN (and the d
- * accumulator after it with DACC), the push g y of each boundary row (and g f after it unless
- * DCONST).
+ * warp slot by slot, so slot x of a cell lies x * G * 8 bytes after its slot 0: the records hold
+ * these byte offsets, "offset" below). Slots [0, steps * L): the row that thread j meets at step
+ * k (row s_{j+1} - 1 - k) has slot k * L + j, holding b0 = a v + c + bx (phases 0 and 1a), then
+ * y, then x. The other slots: f of each state-dependent row (d0 = d + dg of an hh row before
+ * it), the b accumulator of each row with OWN (and the d accumulator in the next slot with
+ * DACC), the push g y of each boundary row (and g f in the next slot unless DCONST). The single
+ * ones go first into the slots of the padding steps of short ranges, then after steps * L.
  *
  * Row record of step k, thread j: chunks q = 0..3 at rec + (k * 4 + q) * L + j:
- *   q0: d, g   q1: f, i[2] parent's slot, u[3] stream meta   q2: i[0] own f slot (-1: DCONST),
- *   i[1] push slot (boundary) or the parent's accumulators (others), i[2] own accumulators (-1),
- *   u[3] cfl   q3: a, c.
+ *   q0: d, g
+ *   q1: d[0] f (DCONST rows) or i[0] the offset of the own f slot (others), i[2] the parent's
+ *       slot's offset, u[3] flags (SE_COOP_META bits of the stream meta | cfl)
+ *   q2: i[0] the push slot's offset (boundary) or the parent's accumulators' (others), i[1] the
+ *       own accumulators' offset
+ *   q3: a, c (phase 0 alone reads it).
+ * Phases 1b and 3b read q0-q2 and q1 of step k + 1 while step k computes.
  * hh record of hh step k, thread j (hh row number k * L + j): chunks q = 0..4 at
  *   hh + (k * 5 + q) * L + j:  q0: gnabar, gkbar  q1: ena, ek  q2: a, c  q3: d
- *   q4: i[0] row (-1: none), i[1] its slot, i[2] its f slot.
+ *   q4: i[0] row (-1: none), i[1] its slot's offset, i[2] its f slot's offset.
  * Event e (decreasing row order): chunks q = 0..3 at ev + e * 4 + q:
- *   q0: d, g   q1: f, i[2] slot, i[3] parent's slot   q2: u[0] stream meta | SE_COOP_EV_TRUNK,
- *   i[1] own f slot, i[2] push slot (boundary), i[3] own accumulators   q3: i[0] row, i[1] the
- *   parent's accumulators. */
+ *   q0: d, g   q1: f, i[2] slot offset, i[3] parent's slot offset   q2: u[0] flags (as q1 of
+ *   a row record) | SE_COOP_EV_TRUNK, i[1] own f slot offset, i[2] push slot offset (boundary),
+ *   i[3] own accumulators' offset   q3: i[0] row, i[1] the parent's accumulators' offset.
+ * Offsets of slots a row does not have are 0 (read only under the flags that imply them). */
 typedef struct se_coop_morph {
   int64_t rec, hh, ev;       /* first chunk of the morphology's row, hh and event records */
   int32_t steps;             /* longest range: steps of phases 0, 1b and 3b */
@@ -83,6 +93,7 @@ typedef struct se_coop_morph {
   int32_t n_ev;              /* events: trunk rows and boundary rows */
   int32_t slots;             /* shared-memory slots per cell */
   int32_t trunk;             /* trunk rows (statistics) */
+  int32_t holes;             /* padding slots given to single slots (statistics) */
   int32_t s[SE_COOP_MAX_LANES + 1]; /* the ranges: thread j owns rows [s[j], s[j + 1]) */
 } se_coop_morph;
 

@@ -2,7 +2,7 @@
  * (cuda/neurons_branch.h, docs/gpu.md "auto"), on engines built with the CPU backend: host code
  * only, no GPU needed. The lanes rule is checked at its boundary (15 and 16 cells of one
  * morphology), with several morphologies, with a cell at the EDD threshold and just below it;
- * the coop rule by cell size and hh share; explicit kernels pass through. Exits 77 in a build
+ * the coop rule by cell size; explicit kernels pass through. Exits 77 in a build
  * without CUDA. */
 #include <stdlib.h>
 
@@ -71,7 +71,7 @@ int main(void) {
   /* the coop rule: small-low, small-high (6 of 76 with hh), medium-low (305 compartments) */
   const int64_t big[] = {16, 16, 32}, low_hh[] = {16, 48};
   SE_EXPECT(&st, pick(3, big, A, 0, &n0, &edd) == F2, "a cell of 305 compartments: fused2");
-  SE_EXPECT(&st, pick(2, low_hh, A, 0, &n0, &edd) == F2, "13.5%% of compartments hh: fused2");
+  SE_EXPECT(&st, pick(2, low_hh, A, 0, &n0, &edd) == CO, "13.5%% of compartments hh: coop");
   /* every cell its own shape */
   const int64_t own[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
   SE_EXPECT(&st, pick(16, own, A, 0, &n0, &edd) == B, "16 shapes of one cell: branch");

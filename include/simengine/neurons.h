@@ -135,8 +135,7 @@ typedef struct se_neurons_options {
  * branch-level Hines solve (huge cells by EDD); AUTO: BRANCH when the cells fill fewer than
  * SE_GPU_AUTO_MIN_LANES of the 32 lanes of their same-morphology groups on average, or when a
  * cell has at least gpu_edd_min_comp compartments; else COOP when no cell has more than
- * SE_GPU_COOP_MAX_COMP compartments and at least SE_GPU_COOP_MIN_HH_PERCENT % of the
- * compartments have hh (where coop was measured faster); FUSED2 otherwise. */
+ * SE_GPU_COOP_MAX_COMP compartments (where coop was measured faster); FUSED2 otherwise. */
 enum {
   SE_GPU_KERNEL_PHASES = 0,
   SE_GPU_KERNEL_FUSED = 1,
@@ -151,7 +150,6 @@ const char *se_gpu_kernel_name(int kernel);
 
 #define SE_GPU_AUTO_MIN_LANES 16
 #define SE_GPU_COOP_MAX_COMP 128
-#define SE_GPU_COOP_MIN_HH_PERCENT 25
 #define SE_GPU_EDD_MIN_COMP 10000
 
 /* Default options: CPU backend, interleaved layout of width 8, GPU kernel SE_GPU_KERNEL_AUTO. */
