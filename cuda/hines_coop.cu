@@ -11,22 +11,14 @@
 #include <vector>
 
 #include "hines_coop.h"
+#include "async_copy.cuh"
 #include "se_cuda.h"
 #include "se_error.h"
-
-#define SE_HD __host__ __device__
-
-// Unrolled on the device (register arrays need compile-time indices); the host compiler decides.
-#ifdef __CUDA_ARCH__
-#define SE_UNROLL _Pragma("unroll")
-#else
-#define SE_UNROLL
-#endif
 
 namespace {
 
 // ---------------------------------------------------------------------------------------------
-// Device helpers with host fallbacks (the same as hines_mono.cu's).
+// Device helpers with host fallbacks (the copies: async_copy.cuh).
 
 // Reciprocal without a branch: the hardware approximation, then the fast path of __drcp_rn
 // (a cubic and a Newton step, fused multiply-adds), without its slow-path test for results near
@@ -44,42 +36,6 @@ SE_HD inline double recip(double x) {
   return fma(y, e, y);
 #else
   return 1.0 / x;
-#endif
-}
-
-// One 8-byte asynchronous copy global -> shared (cp.async.ca). A plain copy on the host.
-SE_HD inline void copy8_async(double *dst_shared, const double *src_global) {
-#ifdef __CUDA_ARCH__
-  unsigned dst = (unsigned)__cvta_generic_to_shared(dst_shared);
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(dst), "l"(src_global)
-               : "memory");
-#else
-  dst_shared[0] = src_global[0];
-#endif
-}
-
-// One 16-byte asynchronous copy global -> shared bypassing L1 (cp.async.cg), no zero fill.
-SE_HD inline void copy16_async(double *dst_shared, const double *src_global) {
-#ifdef __CUDA_ARCH__
-  unsigned dst = (unsigned)__cvta_generic_to_shared(dst_shared);
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src_global)
-               : "memory");
-#else
-  dst_shared[0] = src_global[0];
-  dst_shared[1] = src_global[1];
-#endif
-}
-
-SE_HD inline void copy_commit() {
-#ifdef __CUDA_ARCH__
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-
-// Waits until at most N committed groups of this thread are still in flight.
-template <int N> SE_HD inline void copy_wait() {
-#ifdef __CUDA_ARCH__
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 #endif
 }
 

@@ -1,0 +1,68 @@
+// Asynchronous global -> shared copies (cp.async, sm_80+) with host fallbacks, so that a
+// kernel's thread code also runs on the host (the emulations of hines_mono.cu and hines_coop.cu).
+#ifndef SE_ASYNC_COPY_CUH
+#define SE_ASYNC_COPY_CUH
+
+#ifndef SE_HD
+#define SE_HD __host__ __device__
+#endif
+
+// Unrolled on the device (register arrays need compile-time indices); the host compiler decides.
+#ifdef __CUDA_ARCH__
+#define SE_UNROLL _Pragma("unroll")
+#else
+#define SE_UNROLL
+#endif
+
+// One 8-byte copy (cp.async.ca); a plain copy on the host.
+SE_HD static inline void copy8_async(double *dst_shared, const double *src_global) {
+#ifdef __CUDA_ARCH__
+  unsigned dst = (unsigned)__cvta_generic_to_shared(dst_shared);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(dst), "l"(src_global)
+               : "memory");
+#else
+  *dst_shared = *src_global;
+#endif
+}
+
+// One 16-byte copy bypassing L1 (cp.async.cg), no zero fill.
+SE_HD static inline void copy16_async(double *dst_shared, const double *src_global) {
+#ifdef __CUDA_ARCH__
+  unsigned dst = (unsigned)__cvta_generic_to_shared(dst_shared);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src_global)
+               : "memory");
+#else
+  dst_shared[0] = src_global[0];
+  dst_shared[1] = src_global[1];
+#endif
+}
+
+// One 16-byte copy bypassing L1 (cp.async.cg) of which `bytes` (8 or 16) are read, the rest of
+// the 16 zero-filled.
+SE_HD static inline void copy16_async(double *dst_shared, const double *src_global, int bytes) {
+#ifdef __CUDA_ARCH__
+  unsigned dst = (unsigned)__cvta_generic_to_shared(dst_shared);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src_global),
+               "r"(bytes)
+               : "memory");
+#else
+  dst_shared[0] = src_global[0];
+  dst_shared[1] = bytes == 16 ? src_global[1] : 0.0;
+#endif
+}
+
+// Closes this thread's group of copies.
+SE_HD static inline void copy_commit() {
+#ifdef __CUDA_ARCH__
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+// Waits until at most N committed groups of this thread are still in flight.
+template <int N> SE_HD static inline void copy_wait() {
+#ifdef __CUDA_ARCH__
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+#endif
