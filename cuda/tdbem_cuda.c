@@ -27,7 +27,7 @@ struct se_tdbem_cuda {
   cudaStream_t stream, aux; /* the products; the history updates and the radiation (priority) */
   cudaEvent_t start, stop, pushed, hist_ready;
   /* device */
-  double *hist, *partial, *out_d, *a_d;
+  double *hist, *partial, *a_d;
   int64_t *blk_ptr, *run_off;
   int32_t *tile_k, *blk_k0;
   void *val, *cb;
@@ -39,6 +39,7 @@ struct se_tdbem_cuda {
   double *rad_d;
   /* pinned host */
   double *out_h, *a_h, *rad_h;
+  double *out_mapped; /* out_h seen from the device: the chunk reduction writes it directly */
 };
 
 /* ---- the cut-outs ----------------------------------------------------------------------- */
@@ -411,7 +412,7 @@ static void tile_fill(se_tdbem_cuda_t g, const tile_rvs *t, stage *st, int64_t b
 }
 
 static void free_device(se_tdbem_cuda_t g) {
-  void *p[] = {g->hist,         g->partial,      g->out_d,    g->a_d,   g->blk_ptr,
+  void *p[] = {g->hist,         g->partial,      g->a_d,      g->blk_ptr,
                g->run_off,      g->tile_k,       g->blk_k0,   g->val,   g->cb,
                g->near_row_ptr, g->near_val_ptr, g->near_col, g->near_kk, g->near_val,
                g->rad_d};
@@ -420,7 +421,7 @@ static void free_device(se_tdbem_cuda_t g) {
   cudaFreeHost(g->out_h);
   cudaFreeHost(g->a_h);
   cudaFreeHost(g->rad_h);
-  g->hist = g->partial = g->out_d = g->a_d = g->out_h = g->a_h = g->rad_h = NULL;
+  g->hist = g->partial = g->a_d = g->out_h = g->out_mapped = g->a_h = g->rad_h = NULL;
   g->near_row_ptr = g->near_val_ptr = NULL;
   g->near_col = g->near_kk = NULL;
   g->near_val = g->rad_d = NULL;
@@ -491,9 +492,9 @@ static int allocate_image(se_tdbem_cuda_t g, image_index *ix, se_error *err) {
   g->chunks = (int)((g->count + g->chunk - 1) / g->chunk);
   SE_CUDA_CHECK(err, cudaMalloc((void **)&g->hist, (size_t)(g->count * g->hist_len) * sizeof(double)));
   SE_CUDA_CHECK(err, cudaMalloc((void **)&g->partial, (size_t)g->chunks * NG_MAX * g->n * sizeof(double)));
-  SE_CUDA_CHECK(err, cudaMalloc((void **)&g->out_d, (size_t)NG_MAX * g->n * sizeof(double)));
   SE_CUDA_CHECK(err, cudaMalloc((void **)&g->a_d, (size_t)g->count * sizeof(double)));
   SE_CUDA_CHECK(err, cudaMallocHost((void **)&g->out_h, (size_t)NG_MAX * g->n * sizeof(double)));
+  SE_CUDA_CHECK(err, cudaHostGetDevicePointer((void **)&g->out_mapped, g->out_h, 0));
   SE_CUDA_CHECK(err, cudaMallocHost((void **)&g->a_h, (size_t)g->count * sizeof(double)));
   if (g->kernel == SE_TDBEM_GPU_CB) {
     const int64_t runs = (int64_t)g->chunks * g->tiles;
@@ -883,10 +884,10 @@ int se_tdbem_cuda_sum_start_known(se_tdbem_cuda_t g, int64_t n, int64_t known, i
   SE_CUDA_CHECK(err, cudaEventRecord(g->start, g->stream));
   SE_CUDA_CHECK(err, se_tdbem_launch_sum(g->kernel == SE_TDBEM_GPU_FB, g->precision == SE_PRECISION_SINGLE,
                                          &a, g->stream));
-  SE_CUDA_CHECK(err, se_tdbem_launch_reduce(g->partial, g->chunks, ng, g->n, g->out_d, g->stream));
+  /* the sums go straight into the pinned host buffer (no separate download) */
+  SE_CUDA_CHECK(err, se_tdbem_launch_reduce(g->partial, g->chunks, ng, g->n, g->out_mapped,
+                                            g->stream));
   SE_CUDA_CHECK(err, cudaEventRecord(g->stop, g->stream));
-  SE_CUDA_CHECK(err, cudaMemcpyAsync(g->out_h, g->out_d, (size_t)ng * g->n * sizeof(double),
-                                     cudaMemcpyDeviceToHost, g->stream));
   return SE_OK;
 }
 

@@ -585,14 +585,55 @@ __global__ void __launch_bounds__(WARPS * 32) radiate_kernel(se_tdbem_radiate_ar
     radiate_row<V, P>(r, val, i, lane);
 }
 
-__global__ void reduce_kernel(const double *partial, int chunks, int ng, int64_t n, double *out) {
-  const int64_t total = (int64_t)ng * n;
-  for (int64_t x = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; x < total;
-       x += (int64_t)gridDim.x * blockDim.x) {
-    double s = 0.0;
-    for (int c = 0; c < chunks; c++)
-      s += partial[(int64_t)c * total + x];
-    out[x] = s;
+/* The chunk reduction: a thread-block adds the chunks of RED_X consecutive entries x of the
+ * ng x n vectors; warp w adds, in chunk order, the chunks [w chunks / RED_WARPS, (w + 1) chunks /
+ * RED_WARPS) of RED_X / 32 entries per lane (the loads of RED_BATCH chunks before their sums),
+ * then the first RED_X threads add the warps' sums in warp order: deterministic, with many loads
+ * in flight (the partials, tens of MB, are mostly in L2 after the product). out may be mapped
+ * pinned host memory: the writes then cross the bus while the other blocks still sum. */
+constexpr int RED_WARPS = 8, RED_X = 64, RED_BATCH = 4;
+__global__ void __launch_bounds__(RED_WARPS * 32)
+    reduce_kernel(const double *partial, int chunks, int64_t total, double *out) {
+  constexpr int PER = RED_X / 32;
+  __shared__ double sums[RED_WARPS][RED_X];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int64_t x0 = (int64_t)blockIdx.x * RED_X + lane;
+  const int c0 = (int)((int64_t)warp * chunks / RED_WARPS);
+  const int c1 = (int)((int64_t)(warp + 1) * chunks / RED_WARPS);
+  double s[PER];
+#pragma unroll
+  for (int t = 0; t < PER; t++)
+    s[t] = 0.0;
+  int c = c0;
+  for (; c + RED_BATCH <= c1; c += RED_BATCH) { /* the batch's loads first, then its sums */
+    double v[RED_BATCH][PER];
+#pragma unroll
+    for (int u = 0; u < RED_BATCH; u++)
+#pragma unroll
+      for (int t = 0; t < PER; t++)
+        v[u][t] = x0 + 32 * t < total ? partial[(int64_t)(c + u) * total + x0 + 32 * t] : 0.0;
+#pragma unroll
+    for (int u = 0; u < RED_BATCH; u++)
+#pragma unroll
+      for (int t = 0; t < PER; t++)
+        s[t] += v[u][t];
+  }
+  for (; c < c1; c++)
+#pragma unroll
+    for (int t = 0; t < PER; t++)
+      if (x0 + 32 * t < total)
+        s[t] += partial[(int64_t)c * total + x0 + 32 * t];
+#pragma unroll
+  for (int t = 0; t < PER; t++)
+    sums[warp][lane + 32 * t] = s[t];
+  __syncthreads();
+  const int64_t x = (int64_t)blockIdx.x * RED_X + threadIdx.x;
+  if (threadIdx.x < RED_X && x < total) {
+    double r = sums[0][threadIdx.x];
+#pragma unroll
+    for (int w = 1; w < RED_WARPS; w++)
+      r += sums[w][threadIdx.x];
+    out[x] = r;
   }
 }
 
@@ -696,7 +737,10 @@ extern "C" cudaError_t se_tdbem_launch_radiate(const se_tdbem_radiate_args *r,
 
 extern "C" cudaError_t se_tdbem_launch_reduce(const double *partial, int chunks, int ng, int64_t n,
                                               double *out, cudaStream_t stream) {
-  reduce_kernel<<<blocks_for((int64_t)ng * n, 256), 256, 0, stream>>>(partial, chunks, ng, n, out);
+  const int64_t total = (int64_t)ng * n;
+  if (total > 0)
+    reduce_kernel<<<(unsigned)((total + RED_X - 1) / RED_X), RED_WARPS * 32, 0, stream>>>(
+        partial, chunks, total, out);
   return cudaGetLastError();
 }
 

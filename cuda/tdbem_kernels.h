@@ -125,7 +125,9 @@ cudaError_t se_tdbem_launch_sum(int kernel, int single, const se_tdbem_kernel_ar
 cudaError_t se_tdbem_sum_blocks_per_sm(int kernel, int single, int ng, int bc, int win_max,
                                        int *blocks);
 
-/* out[q * n + i] = sum_c partial[(c * ng + q) * n + i], c in chunk order. */
+/* out[q * n + i] = sum_c partial[(c * ng + q) * n + i]: the chunks summed in 8 consecutive groups
+ * (each in chunk order), then the groups in order (deterministic for a given number of chunks);
+ * out may be mapped pinned host memory. */
 cudaError_t se_tdbem_launch_reduce(const double *partial, int chunks, int ng, int64_t n,
                                    double *out, cudaStream_t stream);
 
