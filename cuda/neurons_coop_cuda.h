@@ -27,11 +27,11 @@ typedef struct se_coop_device {
 
 /* Builds the coop plans of e (and fused2's row table, d->stream, which the gate finish reads)
  * for 4 threads per cell when no cell has more than SE_COOP_FOUR_LANES_MAX_ROWS rows, else 8, or
- * 8 when the cells of a warp would not fit in a block's shared memory (the environment's SE_COOP_LANES, 2, 4 or 8, forces a count; SE_COOP_CAP:
- * the longest range in % of n / L; experiments), uploads them and allows the kernel its shared
- * memory. SE_ERR_UNSUPPORTED when a morphology's cells need more shared memory than a block may
- * have. d must hold the group layout
- * (attach_groups of neurons_cuda.c). Not collective. */
+ * 8 when the cells of a warp would not fit in a block's shared memory (for experiments the
+ * environment's SE_COOP_LANES, 2, 4 or 8, forces a count, and SE_COOP_CAP sets the longest range
+ * in % of n / L), uploads them and allows the kernel its shared memory. SE_ERR_UNSUPPORTED when
+ * a morphology's cells need more shared memory than a block may have. d must hold the group
+ * layout (attach_groups of neurons_cuda.c). Not collective. */
 int se_neurons_coop_attach(const struct se_neurons *e, int device, se_neurons_device *d,
                            se_coop_device *cp, se_error *err);
 

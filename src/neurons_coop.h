@@ -113,6 +113,7 @@ typedef struct se_coop_tables {
  * collective. */
 int se_coop_build(const struct se_neurons *e, const se_stream_tables *st, int lanes,
                   int cap_percent, se_coop_tables *tab, se_error *err);
+/* Frees the arrays of tab (a zeroed or partly built tab is allowed). Not collective. */
 void se_coop_free(se_coop_tables *tab);
 
 /* One coop step of every group of e on the host, as the kernel performs it (phases, shared-memory
