@@ -3,6 +3,7 @@
 #define SE_TEST_H
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -39,6 +40,21 @@ static inline void *se_test_calloc(size_t n, size_t size) {
     exit(1);
   }
   return p;
+}
+
+/* Largest |x - ref| over the largest |ref| for len entries; NaN when a difference is NaN (so
+ * that `e <= tol` fails), 0 or INFINITY when ref is all zero (x equal to it or not). */
+static inline double se_test_max_rel(const double *x, const double *ref, int64_t len) {
+  double diff = 0.0, scale = 0.0;
+  for (int64_t k = 0; k < len; k++) {
+    const double d = fabs(x[k] - ref[k]);
+    if (d > diff || isnan(d))
+      diff = isnan(diff) ? diff : d;
+    scale = fmax(scale, fabs(ref[k]));
+  }
+  if (isnan(diff) || scale > 0.0)
+    return diff / (scale > 0.0 ? scale : 1.0);
+  return diff > 0.0 ? INFINITY : 0.0;
 }
 
 /* Prints the summary line and returns the process exit code. */

@@ -56,14 +56,4 @@ static inline double *se_test_read_doubles(const char *path, const char *name, h
   return x;
 }
 
-/* Largest |b - a| over the largest |a| for len entries (INFINITY when a is all zero). */
-static inline double se_test_max_rel(const double *a, const double *b, int64_t len) {
-  double diff = 0.0, scale = 0.0;
-  for (int64_t k = 0; k < len; k++) {
-    diff = fmax(diff, fabs(a[k] - b[k]));
-    scale = fmax(scale, fabs(a[k]));
-  }
-  return scale > 0.0 ? diff / scale : INFINITY;
-}
-
 #endif

@@ -94,16 +94,6 @@ static void sparse_case(se_tdbem_slices *s, se_precision prec, int64_t n) {
   s->n_values = 3 * n;
 }
 
-/* Largest |x - ref| over the largest |ref| (1 where ref is all zero). */
-static double max_rel(const double *x, const double *ref, int64_t len) {
-  double diff = 0.0, scale = 0.0;
-  for (int64_t k = 0; k < len; k++) {
-    diff = fmax(diff, fabs(x[k] - ref[k]));
-    scale = fmax(scale, fabs(ref[k]));
-  }
-  return diff / (scale > 0.0 ? scale : 1.0);
-}
-
 static const struct {
   const char *name;
   se_tdbem_gpu_kernel kernel;
@@ -144,7 +134,7 @@ static void check_case(se_test_state *st, const se_tdbem_slices *s, const char *
           se_test_ok(se_tdbem_sum_cpu(&v, hist + ranges[part][0] * hist_len, hist_len, times[t], ng, cpu,
                               &err),
              &err, "se_tdbem_sum_cpu");
-          const double e = max_rel(gpu, cpu, ng * N);
+          const double e = se_test_max_rel(gpu, cpu, ng * N);
           worst = fmax(worst, e);
           SE_EXPECT(st, e <= tol, "%s %s part %d ng %d n %lld: GPU vs CPU %.3g > %.0e", label,
                     kinds[k].name, part, ng, (long long)times[t], e, tol);
@@ -165,7 +155,7 @@ static void check_case(se_test_state *st, const se_tdbem_slices *s, const char *
       se_test_ok(se_tdbem_cuda_radiate_start(g, p_max, &err), &err, "radiate_start");
       se_test_ok(se_tdbem_cuda_radiate_finish(g, gpu, &err), &err, "radiate_finish");
       se_test_ok(se_tdbem_radiate_cpu(s, a, p_max, cpu, &err), &err, "se_tdbem_radiate_cpu");
-      const double e = max_rel(gpu, cpu, 31 * N);
+      const double e = se_test_max_rel(gpu, cpu, 31 * N);
       SE_EXPECT(st, e <= tol, "%s %s radiation p_max %d: %.3g", label, kinds[k].name, p_max, e);
     }
     SE_EXPECT(st, se_tdbem_cuda_radiate_start(g, 32, &err) == SE_ERR_ARG, "radiation p_max 32");
@@ -175,7 +165,7 @@ static void check_case(se_test_state *st, const se_tdbem_slices *s, const char *
     se_test_ok(se_tdbem_cuda_sum_start(g, m + 1, 8, &err), &err, "sum_start");
     se_test_ok(se_tdbem_cuda_sum_finish(g, gpu, NULL, &err), &err, "sum_finish");
     se_test_ok(se_tdbem_sum_cpu(s, hist, hist_len, m + 1, 8, cpu, &err), &err, "se_tdbem_sum_cpu");
-    const double e = max_rel(gpu, cpu, 8 * N);
+    const double e = se_test_max_rel(gpu, cpu, 8 * N);
     SE_EXPECT(st, e <= tol, "%s %s after push: %.3g", label, kinds[k].name, e);
     /* the next group's product while a_{m-4} .. a_m are not known yet (known = m - 4) */
     memset(gpu, 0, 16 * (size_t)N * sizeof *gpu);
@@ -184,7 +174,7 @@ static void check_case(se_test_state *st, const se_tdbem_slices *s, const char *
     se_test_ok(se_tdbem_cuda_sum_finish(g, gpu, NULL, &err), &err, "sum_finish");
     se_test_ok(se_tdbem_sum_cpu_known(s, hist, hist_len, m + 1, m - 4, 8, cpu, &err), &err,
        "se_tdbem_sum_cpu_known");
-    const double ek = max_rel(gpu, cpu, 8 * N);
+    const double ek = se_test_max_rel(gpu, cpu, 8 * N);
     SE_EXPECT(st, ek <= tol, "%s %s known = m - 4: %.3g", label, kinds[k].name, ek);
     se_tdbem_cuda_destroy(g);
   }
@@ -205,7 +195,7 @@ static void check_case(se_test_state *st, const se_tdbem_slices *s, const char *
   memset(gpu, 0, (size_t)N * sizeof *gpu);
   se_test_ok(se_tdbem_cuda_sum_start(g, n, 1, &err), &err, "sum_start");
   se_test_ok(se_tdbem_cuda_sum_finish(g, gpu, NULL, &err), &err, "sum_finish");
-  const double e = max_rel(gpu, cpu, N);
+  const double e = se_test_max_rel(gpu, cpu, N);
   SE_EXPECT(st, e <= tol, "%s cb ng 1 vs front: %.3g", label, e);
   printf("%s: GPU vs CPU at most %.3g relative, CB vs front %.3g\n", label, worst, e);
   se_tdbem_cuda_destroy(g);
@@ -292,7 +282,7 @@ int main(void) {
     int64_t past_cap = 0;
     for (int64_t j = 0; j < s.count; j++)
       past_cap += s.row[s.slice_ptr[j]] >= 262140;
-    const double e = max_rel(gpu, cpu, 3 * N); /* both accumulate into zeros */
+    const double e = se_test_max_rel(gpu, cpu, 3 * N); /* both accumulate into zeros */
     SE_EXPECT(&st, past_cap > 0 && e <= (p ? 1e-5 : 1e-12),
               "%s radiation of N 300 000 rows (%lld row-vectors past row 262 140): %.3g",
               p ? "single" : "double", (long long)past_cap, e);

@@ -253,17 +253,11 @@ static void march_front(const se_tdbem_slices *s, int64_t steps, const double *l
   se_tdbem_front_free(&f);
 }
 
-/* The largest relative difference over the steps: max_i |x - ref| / max_i |ref| per step. */
+/* The largest relative difference over the steps: se_test_max_rel of each step (NaN wins). */
 static double max_rel(const double *x, const double *ref, int64_t steps, int64_t n) {
   double worst = 0;
   for (int64_t m = 0; m < steps; m++) {
-    double diff = 0, scale = 0;
-    for (int64_t i = 0; i < n; i++) {
-      const double d = fabs(x[m * n + i] - ref[m * n + i]);
-      diff = d > diff || isnan(d) ? d : diff;
-      scale = fabs(ref[m * n + i]) > scale ? fabs(ref[m * n + i]) : scale;
-    }
-    const double rel = scale > 0 ? diff / scale : diff;
+    const double rel = se_test_max_rel(x + m * n, ref + m * n, n);
     worst = rel > worst || isnan(rel) ? rel : worst;
   }
   return worst;
