@@ -434,26 +434,6 @@ int se_h5_write_attr_double(hid_t loc, const char *file, const char *obj, const 
 /* Largest piece of one H5Dread, in bytes: well below MPI-IO's 2 GiB limit of one transfer. */
 #define SE_H5_PIECE_BYTES ((int64_t)1 << 28)
 
-int se_mpi_agree(MPI_Comm comm, int rc, se_error *err) {
-  se_error local = {SE_OK, ""};
-  if (!err)
-    err = &local;
-  int rank = 0, size = 1;
-  SE_MPI_CHECK(err, MPI_Comm_rank(comm, &rank));
-  SE_MPI_CHECK(err, MPI_Comm_size(comm, &size));
-  struct { int ok, rank; } in = {rc == SE_OK, rank}, out;
-  SE_MPI_CHECK(err, MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MINLOC, comm));
-  if (out.ok)
-    return SE_OK;
-  int code = rc;
-  SE_MPI_CHECK(err, MPI_Bcast(&code, 1, MPI_INT, out.rank, comm));
-  SE_MPI_CHECK(err, MPI_Bcast(err->message, (int)sizeof err->message, MPI_CHAR, out.rank, comm));
-  err->code = (se_code)code;
-  if (size > 1 && out.rank != rank)
-    se_error_prepend(err, "on rank %d: ", out.rank);
-  return code;
-}
-
 int se_h5_open_mpio(const char *path, MPI_Comm comm, int create, hid_t *file, se_error *err) {
   *file = H5I_INVALID_HID;
   int rc = SE_OK;

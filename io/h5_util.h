@@ -116,10 +116,6 @@ int se_h5_write_attr_double(hid_t loc, const char *file, const char *obj, const 
 
 /* ---- parallel files and partial reads and writes (used by the tdbem reader and writer) ------- */
 
-/* Makes every rank of comm return the same outcome: SE_OK when rc is SE_OK everywhere, else the
- * code and message of the lowest failing rank (prefixed "on rank R: " on the other ranks).
- * Collective over comm. */
-int se_mpi_agree(MPI_Comm comm, int rc, se_error *err);
 
 /* Opens path with MPI-IO over comm: read-only (create == 0), or created and truncated
  * (create != 0, with collective metadata operations and writes). Collective over comm; the

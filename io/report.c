@@ -363,7 +363,7 @@ int se_report_open(const char *path, MPI_Comm comm, const se_report_spec *spec,
                                        path ? path : "(null)"), err);
 
   /* Local checks, agreed; then the settings that must match; then the offsets. */
-  int rc = se_error_agree(r->comm, r->rank, check_spec(path, spec, &r->n_local_cols, err), err);
+  int rc = se_mpi_agree(r->comm, check_spec(path, spec, &r->n_local_cols, err), err);
   if (rc == SE_OK)
     rc = check_same_everywhere(r->comm, path, spec, &r->buffer_frames, err);
   if (rc != SE_OK)
@@ -387,12 +387,11 @@ int se_report_open(const char *path, MPI_Comm comm, const se_report_spec *spec,
     offset[0] = offset[1] = 0; /* MPI_Exscan leaves rank 0's result undefined */
   r->col_offset = offset[1];
 
-  rc = se_error_agree(r->comm, r->rank,
-                      fill_local(r, path, spec, total[1], &index_pointers, err), err);
+  rc = se_mpi_agree(r->comm, fill_local(r, path, spec, total[1], &index_pointers, err), err);
   if (rc == SE_OK)
-    rc = se_error_agree(r->comm, r->rank,
-                        create_file(r, spec, total[0], total[1], offset[0], index_pointers, err),
-                        err);
+    rc = se_mpi_agree(r->comm,
+                      create_file(r, spec, total[0], total[1], offset[0], index_pointers, err),
+                      err);
   free(index_pointers);
   if (rc != SE_OK) {
     se_error ignored;
@@ -568,7 +567,7 @@ int se_report_write_spikes(se_report_t r, int64_t n_local, const double *time,
                            const uint64_t *gid, se_error *err) {
   if (!r)
     SE_FAIL(err, SE_ERR_ARG, "report is NULL");
-  SE_TRY(se_error_agree(r->comm, r->rank, check_spikes(r, n_local, time, gid, err), err));
+  SE_TRY(se_mpi_agree(r->comm, check_spikes(r, n_local, time, gid, err), err));
   /* Each step's outcome is agreed before the next collective call. */
   report_spike *mine = calloc((size_t)n_local + 1, sizeof *mine), *all = NULL;
   int *counts = calloc((size_t)r->size, sizeof *counts);
@@ -580,8 +579,8 @@ int se_report_write_spikes(se_report_t r, int64_t n_local, const double *time,
   if (!mine || !counts || !displs)
     rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
                       "%s: out of memory gathering %" PRId64 " spikes", r->path, n_local);
-  if ((rc = se_error_agree(r->comm, r->rank, rc, err)) == SE_OK)
-    rc = se_error_agree(r->comm, r->rank, count_spikes(r, n_local, counts, displs, &n, err), err);
+  if ((rc = se_mpi_agree(r->comm, rc, err)) == SE_OK)
+    rc = se_mpi_agree(r->comm, count_spikes(r, n_local, counts, displs, &n, err), err);
   if (rc == SE_OK) {
     for (int64_t i = 0; i < n_local; i++)
       mine[i] = (report_spike){time[i], gid[i]};
@@ -592,13 +591,12 @@ int se_report_write_spikes(se_report_t r, int64_t n_local, const double *time,
     if (!all || !times || !gids)
       rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
                         "%s: out of memory for %" PRId64 " spikes", r->path, n);
-    rc = se_error_agree(r->comm, r->rank, rc, err);
+    rc = se_mpi_agree(r->comm, rc, err);
   }
   if (rc == SE_OK)
-    rc = se_error_agree(r->comm, r->rank,
-                        gather_spikes(r, mine, n_local, counts, displs, all, n, err), err);
+    rc = se_mpi_agree(r->comm, gather_spikes(r, mine, n_local, counts, displs, all, n, err), err);
   if (rc == SE_OK)
-    rc = se_error_agree(r->comm, r->rank, write_spike_datasets(r, all, n, times, gids, err), err);
+    rc = se_mpi_agree(r->comm, write_spike_datasets(r, all, n, times, gids, err), err);
   r->spikes_written = rc == SE_OK;
   free(gids);
   free(times);
@@ -683,19 +681,19 @@ int se_report_close(se_report_t r, int success, se_error *err) {
     rc = se_error_set(err, SE_ERR_MPI, __FILE__, __LINE__, __func__,
                       "%s: MPI_Allreduce of the success flags failed", r->path);
   if (rc == SE_OK && keep)
-    rc = se_error_agree(r->comm, r->rank, finish(r, err), err);
+    rc = se_mpi_agree(r->comm, finish(r, err), err);
   int had_file = r->file >= 0;
   rc = close_id(r->dxpl, H5Pclose, "the transfer list", rc, err);
   rc = close_id(r->data, H5Dclose, "the report data", rc, err);
   rc = close_id(r->simengine, H5Gclose, "/simengine", rc, err);
   rc = close_id(r->file, H5Fclose, r->tmp_path, rc, err);
-  rc = se_error_agree(r->comm, r->rank, rc, err);
+  rc = se_mpi_agree(r->comm, rc, err);
   if (had_file && r->rank == 0) {
     se_error scratch;
     int moved = rename_or_remove(r, keep && rc == SE_OK, rc == SE_OK ? err : &scratch);
     rc = rc == SE_OK ? moved : rc;
   }
-  rc = se_error_agree(r->comm, r->rank, rc, err);
+  rc = se_mpi_agree(r->comm, rc, err);
   return free_report(r, rc, err);
 }
 

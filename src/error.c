@@ -1,4 +1,3 @@
-#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -59,15 +58,24 @@ int se_error_prepend(se_error *err, const char *fmt, ...) {
   return err->code;
 }
 
-int se_error_agree(MPI_Comm comm, int rank, int rc, se_error *err) {
-  se_error scratch = {SE_OK, ""};
-  se_error *e = err ? err : &scratch;
-  int mine = rc != SE_OK ? rank : INT_MAX, first = INT_MAX;
-  SE_MPI_CHECK(e, MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
-  if (first == INT_MAX)
+int se_mpi_agree(MPI_Comm comm, int rc, se_error *err) {
+  se_error local = {SE_OK, ""};
+  if (!err)
+    err = &local;
+  int rank = 0, size = 1;
+  SE_MPI_CHECK(err, MPI_Comm_rank(comm, &rank));
+  SE_MPI_CHECK(err, MPI_Comm_size(comm, &size));
+  struct {
+    int ok, rank;
+  } in = {rc == SE_OK, rank}, out;
+  SE_MPI_CHECK(err, MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MINLOC, comm));
+  if (out.ok)
     return SE_OK;
-  if (rank == first)
-    e->code = (se_code)rc;
-  SE_MPI_CHECK(e, MPI_Bcast(e, (int)sizeof *e, MPI_BYTE, first, comm));
-  return e->code;
+  int code = rc;
+  SE_MPI_CHECK(err, MPI_Bcast(&code, 1, MPI_INT, out.rank, comm));
+  SE_MPI_CHECK(err, MPI_Bcast(err->message, (int)sizeof err->message, MPI_CHAR, out.rank, comm));
+  err->code = (se_code)code;
+  if (size > 1 && out.rank != rank && strncmp(err->message, "on rank ", 8) != 0)
+    se_error_prepend(err, "on rank %d: ", out.rank);
+  return code;
 }

@@ -312,33 +312,6 @@ static int parse_options(int argc, char **argv, run_options *o, int rank, se_err
   return 0;
 }
 
-/* Makes every rank agree on failure: returns the largest code of all ranks, and gives every rank
- * the message of the lowest-numbered rank that failed (prefixed with that rank when it is not 0),
- * so that rank 0 alone reports it. Collective. */
-static int agree(MPI_Comm comm, int rc, se_error *err) {
-  int rank, size, worst = rc;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  if (MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
-    return SE_ERR_MPI;
-  if (worst == SE_OK)
-    return SE_OK;
-  int mine = rc != SE_OK ? rank : size, first = size;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
-  char message[sizeof err->message];
-  if (rank == first)
-    snprintf(message, sizeof message, "%s", err->message);
-  MPI_Bcast(message, (int)sizeof message, MPI_CHAR, first, comm);
-  if (first != 0 && !strncmp(message, "on rank ", 8))
-    snprintf(err->message, sizeof err->message, "%s", message);
-  else if (first != 0)
-    snprintf(err->message, sizeof err->message, "on rank %d: %.2000s", first, message);
-  else
-    snprintf(err->message, sizeof err->message, "%s", message);
-  err->code = (se_code)worst;
-  return worst;
-}
-
 /* What this rank records: (local cell, compartment) pairs in output column order. */
 typedef struct recording {
   int64_t n_cells, n_elements;
@@ -949,7 +922,7 @@ static int run_neurons(const run_options *o, MPI_Comm comm, se_error *err) {
   const char *method =
       o->balance < 0 ? "off" : se_balance_method_name((se_balance_method)o->balance);
 
-  int rc = agree(comm, se_input_read_neurons(o->input, comm, &model, err), err);
+  int rc = se_mpi_agree(comm, se_input_read_neurons(o->input, comm, &model, err), err);
   if (rc != SE_OK)
     goto done;
   timings[0] = MPI_Wtime() - t0;
@@ -987,9 +960,9 @@ static int run_neurons(const run_options *o, MPI_Comm comm, se_error *err) {
     bal = &balancer;
   }
   /* every rank has read its GPUs' free memory before any engine takes some */
-  if ((rc = agree(comm, rc, err)) != SE_OK)
+  if ((rc = se_mpi_agree(comm, rc, err)) != SE_OK)
     goto done;
-  if ((rc = agree(comm, workers_start(&w, err), err)) != SE_OK)
+  if ((rc = se_mpi_agree(comm, workers_start(&w, err), err)) != SE_OK)
     goto done;
   history.n_workers = w.n;
   snprintf(history.names, sizeof history.names, "%s", w.names);
@@ -1045,7 +1018,7 @@ static int run_neurons(const run_options *o, MPI_Comm comm, se_error *err) {
       rc = workers_run(&w, s, seg_end, rec.frame, err);
     /* agree before every append (collective): a rank that failed (here, or in the last append
      * or move) has run nothing since, and the others reach this before any other collective */
-    if ((rc = agree(comm, rc, err)) != SE_OK)
+    if ((rc = se_mpi_agree(comm, rc, err)) != SE_OK)
       break;
     if (record)
       rc = se_report_append(rep, rec.frame, err);
@@ -1065,12 +1038,12 @@ static int run_neurons(const run_options *o, MPI_Comm comm, se_error *err) {
     }
   }
   omp_set_num_threads(w.omp_threads);
-  if ((rc = agree(comm, rc, err)) != SE_OK)
+  if ((rc = se_mpi_agree(comm, rc, err)) != SE_OK)
     goto done;
   timings[2] = MPI_Wtime() - run_start;
 
   double out_start = MPI_Wtime();
-  if ((rc = agree(comm, workers_spikes(&w, &spikes, err), err)) != SE_OK)
+  if ((rc = se_mpi_agree(comm, workers_spikes(&w, &spikes, err), err)) != SE_OK)
     goto done;
   int64_t total_spikes = 0;
   MPI_Allreduce(&spikes.n, &total_spikes, 1, MPI_INT64_T, MPI_SUM, comm);
@@ -1151,7 +1124,9 @@ int main(int argc, char **argv) {
     if (o.threads > 0)
       omp_set_num_threads(o.threads);
     char workload[64] = "";
-    rc = agree(MPI_COMM_WORLD, se_input_workload(o.input, MPI_COMM_WORLD, workload, sizeof workload, &err), &err);
+    rc = se_mpi_agree(MPI_COMM_WORLD,
+                      se_input_workload(o.input, MPI_COMM_WORLD, workload, sizeof workload, &err),
+                      &err);
     if (rc == SE_OK && o.gpus > 0 && se_gpu_count() == 0)
       rc = se_error_set(&err, SE_ERR_UNSUPPORTED, __FILE__, __LINE__, __func__,
                         "--gpus %d: no CUDA device is visible to this process%s; use --gpus 0",
@@ -1174,7 +1149,7 @@ int main(int argc, char **argv) {
       rc = se_error_set(&err, SE_ERR_UNSUPPORTED, __FILE__, __LINE__, __func__,
                         "%s: workload '%s' is not supported (neurons or tdbem)", o.input, workload);
   }
-  /* failures are agreed on (agree()), so rank 0 holds the message; argument errors are the
+  /* failures are agreed on (se_mpi_agree), so rank 0 holds the message; argument errors are the
    * same on every rank */
   if (rc != SE_OK && rank == 0)
     fprintf(stderr, "simengine: %s: %s\n", se_code_name((se_code)rc), err.message);

@@ -19,10 +19,11 @@ int se_error_set(se_error *err, se_code code, const char *file, int line, const 
 /* Prepends context ("while reading x: ") to an error already set; returns err->code. */
 int se_error_prepend(se_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Makes every rank of comm return the same outcome: SE_OK when rc is SE_OK on every rank, else
- * the code and message of the lowest failing rank, copied unchanged into err (when not NULL).
- * rank is this rank's number in comm. Collective over comm. */
-int se_error_agree(MPI_Comm comm, int rank, int rc, se_error *err);
+/* Makes every rank of comm return the same outcome: SE_OK when rc is SE_OK everywhere, else the
+ * code and message of the lowest failing rank (prefixed "on rank R: " on the other ranks unless
+ * the message already names a rank, as after an earlier agreement). err may be NULL. Collective
+ * over comm. */
+int se_mpi_agree(MPI_Comm comm, int rc, se_error *err);
 
 #ifdef __cplusplus
 }

@@ -335,14 +335,14 @@ int se_tdbem_m0_create(MPI_Comm comm, const se_tdbem_m0 *m0, se_tdbem_m0_solver_
                       rank);
   else if (rank == 0)
     rc = check_m0(m0, err);
-  SE_TRY(se_error_agree(comm, rank, rc, err));
+  SE_TRY(se_mpi_agree(comm, rc, err));
 
   se_tdbem_m0_solver_t s = calloc(1, sizeof *s);
   rc = s ? SE_OK
          : se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
                         "out of memory allocating the M0 solver (%zu bytes) on rank %d",
                         sizeof *s, rank);
-  if ((rc = se_error_agree(comm, rank, rc, err)) != SE_OK) {
+  if ((rc = se_mpi_agree(comm, rc, err)) != SE_OK) {
     free(s);
     return rc;
   }
@@ -390,7 +390,7 @@ int se_tdbem_m0_create(MPI_Comm comm, const se_tdbem_m0 *m0, se_tdbem_m0_solver_
                       "setenv(SCOTCH_PTHREAD_NUMBER) failed on rank %d: %s", rank, strerror(errno));
   else if (rank == 0)
     rc = give_m0(&s->id, m0, err);
-  SE_TRY_GOTO(rc, fail, se_error_agree(comm, rank, rc, err));
+  SE_TRY_GOTO(rc, fail, se_mpi_agree(comm, rc, err));
   SE_TRY_GOTO(rc, fail, run_job(s, JOB_ANALYSE, "analysis (JOB = 1)", err));
   if (ordering_used && ordering_size)
     snprintf(ordering_used, ordering_size, "%s",
