@@ -318,11 +318,7 @@ int se_coop_reference_step(struct se_neurons *e, const se_coop_tables *tab, int 
     free(istim);
     SE_FAIL(err, SE_ERR_NOMEM, "out of memory for the coop model's slots");
   }
-  /* clamps of a compartment summed from the last in model order, as the kernel walks them */
-  const double t_mid = e->t + 0.5 * e->dt;
-  for (int32_t k = e->n_stim - 1; k >= 0; k--)
-    if (se_iclamp_on(t_mid, e->stim_delay[k], e->stim_duration[k]))
-      istim[e->stim_slot[k]] += e->stim_amplitude[k];
+  se_stream_clamp_currents(e, istim);
   for (int64_t c = 0; c < e->n_cells; c++)
     root_before[c] = e->v[se_neurons_slot(e, c, 0)];
   for (int64_t gi = 0; gi < e->n_groups; gi++) {

@@ -158,6 +158,13 @@ int se_stream_build(const struct se_neurons *e, se_stream_tables *tab, se_error 
 
 /* ---- host reference ------------------------------------------------------------------------ */
 
+void se_stream_clamp_currents(const struct se_neurons *e, double *istim) {
+  const double t_mid = e->t + 0.5 * e->dt;
+  for (int32_t k = e->n_stim - 1; k >= 0; k--)
+    if (se_iclamp_on(t_mid, e->stim_delay[k], e->stim_duration[k]))
+      istim[e->stim_slot[k]] += e->stim_amplitude[k];
+}
+
 int se_stream_reference_step(struct se_neurons *e, const se_stream_tables *tab, int stack_rows,
                              int acc_onchip, int update_gates, double *root_before,
                              double *root_after, se_error *err) {
@@ -174,10 +181,7 @@ int se_stream_reference_step(struct se_neurons *e, const se_stream_tables *tab, 
     free(acc);
     SE_FAIL(err, SE_ERR_NOMEM, "out of memory for the reference scratch");
   }
-  const double t_mid = e->t + 0.5 * e->dt;
-  for (int32_t k = 0; k < e->n_stim; k++)
-    if (se_iclamp_on(t_mid, e->stim_delay[k], e->stim_duration[k]))
-      istim[e->stim_slot[k]] += e->stim_amplitude[k];
+  se_stream_clamp_currents(e, istim);
   for (int64_t c = 0; c < e->n_cells; c++)
     root_before[c] = e->v[se_neurons_slot(e, c, 0)];
   for (int64_t gi = 0; gi < e->n_groups; gi++) {

@@ -127,6 +127,11 @@ SE_HD static inline se_stream_elim se_stream_eliminate(double a, double c, doubl
 
 /* ---- host reference (tests) --------------------------------------------------------------- */
 
+/* Adds into istim[slot] (zeroed by the caller) the current of every clamp on at the step's
+ * midpoint, a compartment's clamps summed from the last in model order, as the fused2 and coop
+ * kernels walk them. Not collective. */
+void se_stream_clamp_currents(const struct se_neurons *e, double *istim);
+
 /* One streaming step of every group of e on the host, with e's host arrays standing for device
  * memory (v holds y then x in place; diag and rhs are the fallback accumulators) and a per-lane
  * scratch for the on-chip stack (the y of the first `stack_rows` rows eliminated, i >= n -
