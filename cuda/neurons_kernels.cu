@@ -89,10 +89,7 @@ __device__ void update_lane(const se_neurons_device &d, const lane_ref &r, int64
     d.v[s] = v;
     if (!hh[i])
       continue;
-    const se_hh_rates q = se_hh_rates_at(v, d.q10);
-    d.m[s] = se_hh_cnexp(d.m[s], q.minf, q.mtau, d.dt);
-    d.h[s] = se_hh_cnexp(d.h[s], q.hinf, q.htau, d.dt);
-    d.n[s] = se_hh_cnexp(d.n[s], q.ninf, q.ntau, d.dt);
+    se_hh_advance_gates(v, d.q10, d.dt, &d.m[s], &d.h[s], &d.n[s]);
   }
   se_root_spike_check(d, d.lane_cell[t], t_now, v_root_before, d.v[r.base + r.lane]);
 }
@@ -423,10 +420,7 @@ __global__ void stream_finish(const se_neurons_device d) {
     if (!(load_stream_meta(tab + i) & SE_STREAM_HH))
       continue;
     const int64_t s = r.base + (int64_t)i * r.width + r.lane;
-    const se_hh_rates q = se_hh_rates_at(d.v[s], d.q10);
-    d.m[s] = se_hh_cnexp(d.m[s], q.minf, q.mtau, d.dt);
-    d.h[s] = se_hh_cnexp(d.h[s], q.hinf, q.htau, d.dt);
-    d.n[s] = se_hh_cnexp(d.n[s], q.ninf, q.ntau, d.dt);
+    se_hh_advance_gates(d.v[s], d.q10, d.dt, &d.m[s], &d.h[s], &d.n[s]);
   }
 }
 
@@ -478,10 +472,7 @@ __global__ void branch_update(const se_neurons_device d, double t_now) {
     se_root_spike_check(d, d.slot_cell[s], t_now, d.v[s], after);
   d.v[s] = after;
   if (fl & SE_SLOT_HH) {
-    const se_hh_rates q = se_hh_rates_at(after, d.q10);
-    d.m[s] = se_hh_cnexp(d.m[s], q.minf, q.mtau, d.dt);
-    d.h[s] = se_hh_cnexp(d.h[s], q.hinf, q.htau, d.dt);
-    d.n[s] = se_hh_cnexp(d.n[s], q.ninf, q.ntau, d.dt);
+    se_hh_advance_gates(after, d.q10, d.dt, &d.m[s], &d.h[s], &d.n[s]);
   }
 }
 

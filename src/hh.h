@@ -51,4 +51,14 @@ SE_HD static inline double se_hh_cnexp(double x, double xinf, double tau, double
   return x + (1.0 - exp(-dt / tau)) * (xinf - x);
 }
 
+/* The cnexp update of the three gates over dt at the voltage v (rates at v, temperature factor
+ * q10). */
+SE_HD static inline void se_hh_advance_gates(double v, double q10, double dt, double *m, double *h,
+                                             double *n) {
+  const se_hh_rates r = se_hh_rates_at(v, q10);
+  *m = se_hh_cnexp(*m, r.minf, r.mtau, dt);
+  *h = se_hh_cnexp(*h, r.hinf, r.htau, dt);
+  *n = se_hh_cnexp(*n, r.ninf, r.ntau, dt);
+}
+
 #endif

@@ -94,10 +94,7 @@ SE_ALWAYS_INLINE void update_group(const struct se_neurons *e, const se_group *g
       continue;
     for (int l = 0; l < W; l++) {
       const int64_t s = row + l;
-      se_hh_rates r = se_hh_rates_at(e->v[s], q10);
-      e->m[s] = se_hh_cnexp(e->m[s], r.minf, r.mtau, dt);
-      e->h[s] = se_hh_cnexp(e->h[s], r.hinf, r.htau, dt);
-      e->n[s] = se_hh_cnexp(e->n[s], r.ninf, r.ntau, dt);
+      se_hh_advance_gates(e->v[s], q10, dt, &e->m[s], &e->h[s], &e->n[s]);
     }
   }
 }

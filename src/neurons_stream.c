@@ -270,10 +270,7 @@ void se_stream_reference_finish(struct se_neurons *e, const se_stream_tables *ta
         if (!(tab->rows[k0 + i].meta & SE_STREAM_HH))
           continue;
         const int64_t s = grp->base + lane + (int64_t)i * e->width;
-        const se_hh_rates q = se_hh_rates_at(e->v[s], e->q10);
-        e->m[s] = se_hh_cnexp(e->m[s], q.minf, q.mtau, e->dt);
-        e->h[s] = se_hh_cnexp(e->h[s], q.hinf, q.htau, e->dt);
-        e->n[s] = se_hh_cnexp(e->n[s], q.ninf, q.ntau, e->dt);
+        se_hh_advance_gates(e->v[s], e->q10, e->dt, &e->m[s], &e->h[s], &e->n[s]);
       }
   }
 }

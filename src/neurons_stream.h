@@ -75,10 +75,7 @@ SE_HD static inline void se_stream_hh(double v, double *m, double *h, double *n,
                                       double dt, double q10, double gnabar, double gkbar,
                                       double ena, double ek, double *b, double *dg) {
   if (update) {
-    const se_hh_rates q = se_hh_rates_at(v, q10);
-    *m = se_hh_cnexp(*m, q.minf, q.mtau, dt);
-    *h = se_hh_cnexp(*h, q.hinf, q.htau, dt);
-    *n = se_hh_cnexp(*n, q.ninf, q.ntau, dt);
+    se_hh_advance_gates(v, q10, dt, m, h, n);
   }
   const double mm = *m, nn = *n;
   const double gna = gnabar * mm * mm * mm * *h;
