@@ -4,13 +4,11 @@
 # (N 6000, kmax 150, Hilbert numbering), leaving the outputs in $OUT. With PROFILE=1 also Nsight
 # Compute on CB ng 8 (single, cb_pair_kernel): the details, the per-instruction source counters
 # (CSV) and the SASS.
-# Usage, from the repository root: source .devkit/env.sh; tools/device/tdbem_cb.sh
+# Usage, from the repository root: tools/device/tdbem_cb.sh
 source .devkit/env.sh
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=16
 OUT=${OUT:-/tmp}
-cmake -B build-dev -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DHDF5_ROOT=$HDF5_ROOT >/dev/null
-cmake --build build-dev -j16 --target simengine-bench test_tdbem_gpu test_tdbem_gpu_run 2>&1 |
-  grep -E "error|Built target simengine-bench" | tail -5
+tools/device/build.sh simengine-bench test_tdbem_gpu test_tdbem_gpu_run
 (cd build-dev && ctest -R "tdbem_gpu" --output-on-failure -V 2>&1 |
   grep -E "relative|checks|Passed|Failed|skipped|rror|FAIL") > $OUT/tdbem_gpu_tests.txt
 tail -4 $OUT/tdbem_gpu_tests.txt
