@@ -343,8 +343,8 @@ static int near_into(const se_tdbem_slices *s, int p_max, se_tdbem_slices *near,
   if (!near->val)
     SE_FAIL(err, SE_ERR_NOMEM, "out of memory allocating %lld near-field values",
             (long long)near->n_values);
-  int64_t to = 0;
-  for (int64_t r = 0; r < s->n_rowvectors; r++) {
+  int64_t to = 0; /* the row-vectors of s's slices (a view's indices are its parent's) */
+  for (int64_t r = s->slice_ptr[0]; r < s->slice_ptr[s->count]; r++) {
     if (s->kstart[r] > p_max)
       continue;
     const int64_t d = s->val_ptr[r + 1] - s->val_ptr[r], room = p_max - s->kstart[r] + 1;

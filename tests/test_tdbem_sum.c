@@ -277,6 +277,31 @@ static void cut_intervals(const se_tdbem_slices *s, int niv, se_tdbem_slices *iv
 }
 
 /* (1) every ng against the front marching, whole and in intervals; thread counts. */
+/* The near field of a view (slices [j0, j0 + count) of s, indices into s's arrays) equals those
+ * slices of s's near field: the same row-vectors, kstart and truncated values. */
+static void check_near_of_view(se_test_state *st, const se_tdbem_slices *s, int p_max) {
+  se_error err = {0};
+  se_tdbem_slices whole, part;
+  const int64_t j0 = s->count / 3, count = s->count / 3;
+  const se_tdbem_slices v = se_tdbem_slices_view(s, j0, count);
+  se_test_ok(se_tdbem_slices_near(s, p_max, &whole, &err), &err, "near field");
+  se_test_ok(se_tdbem_slices_near(&v, p_max, &part, &err), &err, "near field of a view");
+  const size_t size = s->precision == SE_PRECISION_SINGLE ? sizeof(float) : sizeof(double);
+  const int64_t r0 = whole.slice_ptr[j0], rows = whole.slice_ptr[j0 + count] - r0;
+  int same = part.n_rowvectors == rows && count > 0 && rows > 0;
+  for (int64_t r = 0; same && r < rows; r++) {
+    const int64_t d = part.val_ptr[r + 1] - part.val_ptr[r];
+    same = part.row[r] == whole.row[r0 + r] && part.kstart[r] == whole.kstart[r0 + r] &&
+           d == whole.val_ptr[r0 + r + 1] - whole.val_ptr[r0 + r] &&
+           !memcmp((const char *)part.val + (size_t)part.val_ptr[r] * size,
+                   (const char *)whole.val + (size_t)whole.val_ptr[r0 + r] * size, (size_t)d * size);
+  }
+  SE_EXPECT(st, same, "near field of slices [%lld, %lld) differs from the whole's (%lld rows)",
+            (long long)j0, (long long)(j0 + count), (long long)rows);
+  se_tdbem_slices_free(&whole);
+  se_tdbem_slices_free(&part);
+}
+
 static void test_marching(se_test_state *st) {
   const struct {
     int64_t n, kmax;
@@ -295,6 +320,7 @@ static void test_marching(se_test_state *st) {
       double *a = se_test_calloc((size_t)(steps * N), sizeof(double));
       double *sv = se_test_calloc((size_t)(steps * N), sizeof(double));
       march_front(&s, steps, l, diag, a_ref, s_ref);
+      check_near_of_view(st, &s, 7);
       double worst = 0;
       double *a_near = se_test_calloc((size_t)(steps * N), sizeof(double));
       double *s_near = se_test_calloc((size_t)(steps * N), sizeof(double));
