@@ -787,7 +787,7 @@ int se_tdbem_cuda_set_interval(se_tdbem_cuda_t g, const se_tdbem_slices *s, cons
                       cudaGetErrorString(cudaGetLastError()));
   if (rc == SE_OK) {
     const double size = g->precision == SE_PRECISION_SINGLE ? 4.0 : 8.0;
-    g->stats = (se_tdbem_cuda_stats){.slices = s->count, .blocks = ix.blocks, .stored = ix.values};
+    g->stats = (se_tdbem_cuda_stats){.blocks = ix.blocks, .stored = ix.values};
     g->stats.bytes = g->kernel == SE_TDBEM_GPU_CB
                          ? (double)ix.run_off[(int64_t)g->chunks * g->tiles]
                          : (double)ix.values * size + (double)ix.entries * 12.0 + (double)ix.blocks * 4.0;
@@ -796,11 +796,6 @@ int se_tdbem_cuda_set_interval(se_tdbem_cuda_t g, const se_tdbem_slices *s, cons
   }
   image_index_free(&ix);
   return rc;
-}
-
-void se_tdbem_cuda_interval(se_tdbem_cuda_t g, int64_t *first, int64_t *count) {
-  *first = g->first;
-  *count = g->count;
 }
 
 void se_tdbem_cuda_get_stats(se_tdbem_cuda_t g, se_tdbem_cuda_stats *st) { *st = g->stats; }

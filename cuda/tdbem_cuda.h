@@ -28,8 +28,8 @@ typedef struct se_tdbem_cuda *se_tdbem_cuda_t;
 
 /* Sizes of a device image (what one summation reads). */
 typedef struct se_tdbem_cuda_stats {
-  int64_t slices, blocks, stored; /* stored: values in the image, padding zeros included */
-  double bytes;                   /* bytes of values and block data read by one summation */
+  int64_t blocks, stored; /* stored: values in the image, padding zeros included */
+  double bytes;           /* bytes of values and block data read by one summation */
 } se_tdbem_cuda_stats;
 
 /* A GPU worker on device `device` for a case of n unknowns, kmax, precision and a history ring of
@@ -48,8 +48,6 @@ int se_tdbem_cuda_create(int device, se_tdbem_gpu_kernel kernel, int bc, int64_t
 int se_tdbem_cuda_set_interval(se_tdbem_cuda_t g, const se_tdbem_slices *s, const double *hist,
                                se_error *err);
 
-/* The interval held: first and count of the slices. */
-void se_tdbem_cuda_interval(se_tdbem_cuda_t g, int64_t *first, int64_t *count);
 
 /* Sizes of the image held. */
 void se_tdbem_cuda_get_stats(se_tdbem_cuda_t g, se_tdbem_cuda_stats *st);
