@@ -184,6 +184,21 @@ static int worker_caps(run *r, int node_rank, int node_size, int64_t *caps, se_e
   return SE_OK;
 }
 
+/* The workers' slice bounds [bounds[w], bounds[w + 1]) as the balancer holds them. */
+static void bounds_from_balance(const run *r, int64_t *bounds) {
+  bounds[0] = 0;
+  for (int w = 0; w < r->n_workers; w++) {
+    int64_t first, last;
+    se_balance_interval(&r->bal, w, &first, &last);
+    bounds[w + 1] = last + 1;
+  }
+}
+
+/* The ranks of M0's communicator: the first opt.m0_ranks, all when 0 or out of range. */
+static int m0_ranks(const run *r) {
+  return r->opt.m0_ranks >= 1 && r->opt.m0_ranks < r->size ? r->opt.m0_ranks : r->size;
+}
+
 /* Creates the GPU workers on the rank's devices and splits the slices: statically, the GPU
  * workers get gpu_fraction of the rank's stored values and the CPU workers the rest (equal
  * shares, contiguous, CPU workers first); with balancing, the balancer starts from that split
@@ -243,11 +258,7 @@ static int workers_create(run *r, se_error *err) {
     }
     if (fits)
       SE_TRY(se_balance_set_counts(&r->bal, counts, err));
-    for (int w = 0; w < r->n_workers; w++) {
-      int64_t first, last;
-      se_balance_interval(&r->bal, w, &first, &last);
-      bounds[w + 1] = last + 1;
-    }
+    bounds_from_balance(r, bounds);
   }
   return set_worker_bounds(r, bounds, err);
 }
@@ -496,8 +507,7 @@ static int set_up(run *r, se_error *err) {
   start = lap(r, T_READ, start);
   se_tdbem_m0 m0;
   SE_TRY(se_input_tdbem_read_m0(r->in, &m0, err));
-  const int m0_ranks = r->opt.m0_ranks >= 1 && r->opt.m0_ranks < r->size ? r->opt.m0_ranks : r->size;
-  int rc = MPI_Comm_split(r->comm, r->rank < m0_ranks ? 0 : MPI_UNDEFINED, r->rank, &r->m0_comm) ==
+  int rc = MPI_Comm_split(r->comm, r->rank < m0_ranks(r) ? 0 : MPI_UNDEFINED, r->rank, &r->m0_comm) ==
                    MPI_SUCCESS
                ? SE_OK
                : se_error_set(err, SE_ERR_MPI, __FILE__, __LINE__, __func__,
@@ -666,12 +676,7 @@ static int balance_group(run *r, int64_t groups_left, se_error *err) {
   int64_t moved;
   int kept;
   SE_TRY(se_balance_update_paying(&r->bal, r->wtime, cost, groups_left, &moved, &kept, err));
-  bounds[0] = 0;
-  for (int w = 0; w < r->n_workers; w++) {
-    int64_t a, b;
-    se_balance_interval(&r->bal, w, &a, &b);
-    bounds[w + 1] = b + 1;
-  }
+  bounds_from_balance(r, bounds);
   const double move_start = MPI_Wtime();
   SE_TRY(set_worker_bounds(r, bounds, err));
   if (moved > 0) {
@@ -776,10 +781,7 @@ static int write_meta(run *r, se_error *err) {
   SE_TRY(se_output_tdbem_meta_int(r->out, "gpus_per_rank", r->gpus, err));
   SE_TRY(se_output_tdbem_meta_int(r->out, "cpu_workers_per_rank", r->n_cpu, err));
   SE_TRY(se_output_tdbem_meta_string(r->out, "balance", balance_name(r->opt.balance), err));
-  SE_TRY(se_output_tdbem_meta_int(r->out, "m0_ranks",
-                                  r->opt.m0_ranks >= 1 && r->opt.m0_ranks < r->size ? r->opt.m0_ranks
-                                                                                   : r->size,
-                                  err));
+  SE_TRY(se_output_tdbem_meta_int(r->out, "m0_ranks", m0_ranks(r), err));
   SE_TRY(se_output_tdbem_balance_history(r->out, &r->history, balance_name(r->opt.balance), r->ng,
                                          err));
   SE_TRY(se_output_tdbem_meta_double(r->out, "gpu_fraction", r->gpus > 0 ? r->opt.gpu_fraction : 0.0,
