@@ -53,10 +53,8 @@ static void check_file(se_test_state *st, const char *path, int ranks) {
   }
   const hsize_t dims[3] = {(hsize_t)iters, (hsize_t)ranks, (hsize_t)wmax};
   size_t n = (size_t)(iters * ranks * wmax);
-  int64_t *first = calloc(n, sizeof *first), *last = calloc(n, sizeof *last);
-  double *time = calloc(n, sizeof *time);
-  if (!first || !last || !time)
-    abort();
+  int64_t *first = se_test_calloc(n, sizeof *first), *last = se_test_calloc(n, sizeof *last);
+  double *time = se_test_calloc(n, sizeof *time);
   read_table(st, f, "/simengine/balance/first", H5T_NATIVE_INT64, dims, first);
   read_table(st, f, "/simengine/balance/last", H5T_NATIVE_INT64, dims, last);
   read_table(st, f, "/simengine/balance/time", H5T_NATIVE_DOUBLE, dims, time);
@@ -78,9 +76,7 @@ static void check_file(se_test_state *st, const char *path, int ranks) {
   hid_t d = H5Dopen2(f, "/simengine/balance/workers", H5P_DEFAULT);
   hid_t type = d >= 0 ? H5Dget_type(d) : -1;
   size_t len = type >= 0 ? H5Tget_size(type) : 0;
-  char *names = calloc((size_t)ranks * len + 1, 1);
-  if (!names)
-    abort();
+  char *names = se_test_calloc((size_t)ranks * len + 1, 1);
   SE_EXPECT(st, d >= 0 && len > 0 && H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, names) >= 0,
             "reading /simengine/balance/workers");
   for (int r = 0; r < ranks && len > 0; r++) {

@@ -25,20 +25,17 @@ static int pick(int n_morph, const int64_t *copies, int kernel, int64_t edd_min_
   m.dt = 0.025;
   m.tstop = 1.0;
   for (int k = 0; k < n_morph; k++)
-    if (se_morphology_synthetic(cls[k % 6], 1 + (uint64_t)k, &mo[k], &err) != SE_OK)
-      abort();
-  if (se_neuron_model_set_cells(&m, n_morph, mo, copies, &err) != SE_OK ||
-      se_biophysics_alloc(&m.bio, 4, &err) != SE_OK)
-    abort();
+    se_test_ok(se_morphology_synthetic(cls[k % 6], 1 + (uint64_t)k, &mo[k], &err), &err,
+               cls[k % 6]);
+  se_test_ok(se_neuron_model_set_cells(&m, n_morph, mo, copies, &err), &err,
+             "se_neuron_model_set_cells");
+  se_test_ok(se_biophysics_alloc(&m.bio, 4, &err), &err, "se_biophysics_alloc");
   se_biophysics_set_prep_defaults(&m.bio);
   se_neurons_options o = se_neurons_default_options();
   o.gpu_fused = kernel;
   o.gpu_edd_min_comp = edd_min_comp;
   se_neurons_t e = NULL;
-  if (se_neurons_create(&m, 0, m.n_cells, &o, &e, &err) != SE_OK) {
-    fprintf(stderr, "%s\n", err.message);
-    abort();
-  }
+  se_test_ok(se_neurons_create(&m, 0, m.n_cells, &o, &e, &err), &err, "se_neurons_create");
   const int r = se_neurons_gpu_kernel(e);
   *n_comp0 = mo[0].n_compartments;
   *edd_min = se_neurons_edd_min_comp(e);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "se_test.h"
+#include "test_models.h"
 #include "swc.h"
 #include "simengine/neurons.h"
 
@@ -20,36 +21,23 @@ static void build_model(se_neuron_model *m, int64_t copies) {
   se_error err = {0};
   se_morphology morph[2] = {{0}};
   se_neuron_model_init(m);
-  if (se_morphology_synthetic("small-high", 3, &morph[0], &err) != SE_OK ||
-      se_morphology_synthetic("medium-low", 5, &morph[1], &err) != SE_OK ||
-      se_neuron_model_set_cells(m, 2, morph, (int64_t[]){copies, copies}, &err) != SE_OK)
-    abort();
+  se_test_ok(se_morphology_synthetic("small-high", 3, &morph[0], &err), &err, "small-high");
+  se_test_ok(se_morphology_synthetic("medium-low", 5, &morph[1], &err), &err, "medium-low");
+  se_test_ok(se_neuron_model_set_cells(m, 2, morph, (int64_t[]){copies, copies}, &err), &err,
+             "se_neuron_model_set_cells");
   for (int64_t c = 0; c < m->n_cells; c++)
     m->cell_morphology[c] = (int32_t)((c * 7 / 3) % 2);
   int32_t regions = 0;
   for (int64_t k = 0; k < se_neuron_model_compartments(m); k++)
     regions = m->region[k] + 1 > regions ? m->region[k] + 1 : regions;
-  if (se_biophysics_alloc(&m->bio, regions, &err) != SE_OK)
-    abort();
+  se_test_ok(se_biophysics_alloc(&m->bio, regions, &err), &err, "se_biophysics_alloc");
   se_biophysics_set_prep_defaults(&m->bio);
   m->dt = 0.025;
   m->tstop = 30.0;
-  int64_t n = (m->n_cells + 2) / 3;
-  m->n_iclamps = n;
-  m->iclamp_cell = calloc((size_t)n, sizeof *m->iclamp_cell);
-  m->iclamp_compartment = calloc((size_t)n, sizeof *m->iclamp_compartment);
-  m->iclamp_delay = calloc((size_t)n, sizeof(double));
-  m->iclamp_duration = calloc((size_t)n, sizeof(double));
-  m->iclamp_amplitude = calloc((size_t)n, sizeof(double));
-  if (!m->iclamp_cell || !m->iclamp_compartment || !m->iclamp_delay || !m->iclamp_duration ||
-      !m->iclamp_amplitude)
-    abort();
-  for (int64_t k = 0; k < n; k++) {
-    m->iclamp_cell[k] = 3 * k;
-    m->iclamp_delay[k] = 1.0 + 0.1 * (double)k;
-    m->iclamp_duration[k] = 20.0;
-    m->iclamp_amplitude[k] = 0.6 + 0.05 * (double)(k % 5);
-  }
+  const int64_t n = (m->n_cells + 2) / 3;
+  for (int64_t k = 0; k < n; k++)
+    se_test_model_add_iclamp(m, 3 * k, 0, 1.0 + 0.1 * (double)k, 20.0,
+                             0.6 + 0.05 * (double)(k % 5));
   se_morphology_free(&morph[0]);
   se_morphology_free(&morph[1]);
 }
@@ -96,9 +84,8 @@ static int by_cell_time(const void *a, const void *b) {
 static double spike_difference(const spikes *a, const spikes *b) {
   if (a->n != b->n)
     return INFINITY;
-  double *x = malloc((size_t)(2 * a->n + 1) * sizeof *x), *y = malloc((size_t)(2 * a->n + 1) * sizeof *y);
-  if (!x || !y)
-    abort();
+  double *x = se_test_calloc((size_t)(2 * a->n + 1), sizeof *x);
+  double *y = se_test_calloc((size_t)(2 * a->n + 1), sizeof *y);
   for (int64_t k = 0; k < a->n; k++) {
     x[2 * k] = (double)a->cell[k], x[2 * k + 1] = a->time[k];
     y[2 * k] = (double)b->cell[k], y[2 * k + 1] = b->time[k];
@@ -121,8 +108,8 @@ static double spike_difference(const spikes *a, const spikes *b) {
 static double voltage_difference(se_neurons_t ref, se_neurons_t e, int64_t first,
                                  const se_neuron_model *m) {
   se_error err = {0};
-  if (se_neurons_sync(ref, &err) != SE_OK || se_neurons_sync(e, &err) != SE_OK)
-    abort();
+  se_test_ok(se_neurons_sync(ref, &err), &err, "se_neurons_sync (reference)");
+  se_test_ok(se_neurons_sync(e, &err), &err, "se_neurons_sync");
   double worst = 0.0;
   for (int64_t c = 0; c < se_neurons_cell_count(e); c++) {
     int32_t mo = m->cell_morphology[first + c];
@@ -160,23 +147,18 @@ static void check_split(se_test_state *st, const se_neuron_model *m, se_neurons_
   const int64_t n = m->n_cells;
   se_neurons_options cpu = se_neurons_default_options();
   se_neurons_t whole = NULL;
-  if (se_neurons_create(m, 0, n, &cpu, &whole, &err) != SE_OK)
-    abort();
+  se_test_ok(se_neurons_create(m, 0, n, &cpu, &whole, &err), &err, "se_neurons_create");
   split_spikes.n = 0;
   run(whole, first, &split_spikes);
-  int64_t *offset = calloc((size_t)n + 1, sizeof *offset);
-  double *state = malloc((size_t)se_neurons_state_size(whole, 0, n) * sizeof *state);
-  if (!offset || !state)
-    abort();
+  int64_t *offset = se_test_calloc((size_t)n + 1, sizeof *offset);
+  double *state = se_test_calloc((size_t)se_neurons_state_size(whole, 0, n), sizeof *state);
   for (int64_t c = 0; c < n; c++)
     offset[c + 1] = offset[c] + se_neurons_state_size(whole, c, 1);
   SE_EXPECT(st, offset[n] == se_neurons_state_size(whole, 0, n), "state sizes add up");
   SE_EXPECT(st, offset[n] == 4 * se_neurons_compartment_count(whole), "4 doubles per compartment");
   SE_EXPECT(st, se_neurons_export_state(whole, 0, n, state, &err) == SE_OK, "%s", err.message);
   /* a partial export is the matching part of the whole one */
-  double *part = malloc((size_t)(offset[cut + 3] - offset[cut]) * sizeof *part);
-  if (!part)
-    abort();
+  double *part = se_test_calloc((size_t)(offset[cut + 3] - offset[cut]), sizeof *part);
   SE_EXPECT(st, se_neurons_export_state(whole, cut, 3, part, &err) == SE_OK, "%s", err.message);
   SE_EXPECT(st, !memcmp(part, state + offset[cut], (size_t)(offset[cut + 3] - offset[cut]) * sizeof *part),
             "%s: export of cells %lld..%lld differs from the whole export", what,
@@ -218,8 +200,7 @@ int main(int argc, char **argv) {
   flat.layout = SE_LAYOUT_FLAT;
   narrow.interleave_width = 4;
   se_neurons_t ref = NULL;
-  if (se_neurons_create(&m, 0, n, &cpu, &ref, &err) != SE_OK)
-    abort();
+  se_test_ok(se_neurons_create(&m, 0, n, &cpu, &ref, &err), &err, "se_neurons_create (reference)");
   run(ref, first + second, &ref_spikes);
   SE_EXPECT(&st, ref_spikes.n >= 10, "only %lld spikes: the test needs firing cells",
             (long long)ref_spikes.n);
@@ -231,41 +212,39 @@ int main(int argc, char **argv) {
     /* errors */
     se_neurons_t e = NULL;
     double x[8];
-    if (se_neurons_create(&m, 0, 2, &cpu, &e, &err) != SE_OK)
-      abort();
+    se_test_ok(se_neurons_create(&m, 0, 2, &cpu, &e, &err), &err, "se_neurons_create (2 cells)");
     SE_EXPECT(&st, se_neurons_export_state(e, 1, 2, x, &err) == SE_ERR_ARG, "range past the end");
     SE_EXPECT(&st, strstr(err.message, "[1, 3)") != NULL, "message names the range: %s", err.message);
     SE_EXPECT(&st, se_neurons_import_state(e, -1, x, &err) == SE_ERR_ARG, "negative step count");
     se_neurons_destroy(e);
   } else {
     /* CUDA engines continue a CPU run, with each step kernel; then a CPU engine continues the
-     * CUDA engine's state (exported after the streaming kernel's deferred gate update). */
-    static const char *const kernels[] = {"phases", "fused", "fused2"};
-    for (int k = 0; k < 3; k++) {
+     * CUDA engine's state (exported after the streaming kernels' deferred gate update). */
+    for (int k = 0; se_gpu_kernel_name(k); k++) {
+      if (k == SE_GPU_KERNEL_AUTO)
+        continue;
       se_neurons_options dev = cpu;
       dev.backend = SE_BACKEND_CUDA;
       dev.gpu_device = 0;
       dev.interleave_width = 32;
       dev.gpu_fused = k;
       char what[64];
-      snprintf(what, sizeof what, "cpu + cuda %s", kernels[k]);
+      snprintf(what, sizeof what, "cpu + cuda %s", se_gpu_kernel_name(k));
       check_split(&st, &m, ref, first, second, 17, &cpu, &dev, 1e-6, what);
 
       se_neurons_t g = NULL, back = NULL;
-      spikes *dummy = calloc(1, sizeof *dummy);
+      spikes *dummy = se_test_calloc(1, sizeof *dummy);
       int64_t size = 0;
-      if (!dummy || se_neurons_create(&m, 0, n, &dev, &g, &err) != SE_OK)
-        abort();
+      se_test_ok(se_neurons_create(&m, 0, n, &dev, &g, &err), &err, "se_neurons_create (cuda)");
       run(g, first, dummy);
       size = se_neurons_state_size(g, 0, n);
-      double *state = malloc((size_t)size * sizeof *state);
-      if (!state || se_neurons_export_state(g, 0, n, state, &err) != SE_OK ||
-          se_neurons_create(&m, 0, n, &cpu, &back, &err) != SE_OK ||
-          se_neurons_import_state(back, first, state, &err) != SE_OK)
-        abort();
+      double *state = se_test_calloc((size_t)size, sizeof *state);
+      se_test_ok(se_neurons_export_state(g, 0, n, state, &err), &err, "export (cuda)");
+      se_test_ok(se_neurons_create(&m, 0, n, &cpu, &back, &err), &err, "se_neurons_create (back)");
+      se_test_ok(se_neurons_import_state(back, first, state, &err), &err, "import (cpu)");
       run(back, second, dummy);
       double dv = voltage_difference(ref, back, 0, &m);
-      snprintf(what, sizeof what, "cuda %s + cpu", kernels[k]);
+      snprintf(what, sizeof what, "cuda %s + cpu", se_gpu_kernel_name(k));
       SE_EXPECT(&st, dv <= 1e-6, "%s: voltages differ by %g mV", what, dv);
       printf("%s: voltages within %g mV\n", what, dv);
       se_neurons_destroy(g);
