@@ -307,7 +307,7 @@ int se_balance_update(se_balance *b, const double *times, se_error *err) {
      * kept within [1/8, 8] times the worker's mean cost per item; the mean cost otherwise. */
     slope = b->slope;
     for (int w = 0; w < b->workers; w++) {
-      double c = item_cost(b->workers, b->counts, times, w);
+      const double c = b->unit[w];
       int64_t moved = b->counts[w] - b->prev_counts[w];
       double m = b->iteration > 1 && moved != 0 ? (times[w] - b->prev_times[w]) / (double)moved : c;
       slope[w] = !(m >= c / 8.0) ? c / 8.0 : (m > 8.0 * c ? 8.0 * c : m);
