@@ -176,10 +176,8 @@ static int build_morphology(const struct se_neurons *e, int64_t k0, int32_t n,
       for (int c = 0; c < 4; c++)
         q[c] = &rec[((int64_t)k * 4 + c) * L + j];
       const int32_t i = s[j + 1] - 1 - k;
-      if (i < s[j]) {
-        q[1]->u[3] = SE_COOP_PAD;
+      if (i < s[j]) /* a padding step of a short range: never read */
         continue;
-      }
       const se_stream_row *r = &sr[i];
       const int32_t p = r->parent;
       q[0]->d[0] = r->d;
@@ -357,10 +355,10 @@ int se_coop_reference_step(struct se_neurons *e, const se_coop_tables *tab, int 
       /* 1b: complete rows, ranges downwards */
       for (int j = 0; j < L; j++) {
         double cb = 0.0, cd = 0.0;
-        for (int32_t k = 0; k < mo->steps; k++) {
+        for (int32_t k = 0; k < mo->s[j + 1] - mo->s[j]; k++) {
           const se_coop_chunk *q = &rec[(int64_t)k * 4 * L + j];
           const uint32_t meta = q[L].u[3];
-          if (meta & (SE_COOP_PAD | SE_COOP_TRUNK)) {
+          if (meta & SE_COOP_TRUNK) {
             cb = cd = 0.0;
             continue;
           }
@@ -425,10 +423,10 @@ int se_coop_reference_step(struct se_neurons *e, const se_coop_tables *tab, int 
       /* 3b: complete rows, ranges upwards */
       for (int j = 0; j < L; j++) {
         double xprev = 0.0;
-        for (int32_t k = mo->steps - 1; k >= 0; k--) {
+        for (int32_t k = mo->s[j + 1] - mo->s[j] - 1; k >= 0; k--) {
           const se_coop_chunk *q = &rec[(int64_t)k * 4 * L + j];
           const uint32_t meta = q[L].u[3];
-          if (meta & (SE_COOP_PAD | SE_COOP_TRUNK))
+          if (meta & SE_COOP_TRUNK)
             continue;
           const int32_t sl = k * L + j;
           const double f = (meta & SE_STREAM_DCONST) ? q[L].d[0] : S[slot_of(q[L].i[0], G)];

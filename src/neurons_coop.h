@@ -45,7 +45,6 @@ extern "C" {
  * only the flag bits of fused2's meta (SE_COOP_META), whose low bits hold fused2's slot numbers. */
 #define SE_COOP_TRUNK 1u
 #define SE_COOP_BOUNDARY 2u
-#define SE_COOP_PAD 4u /* a padding step of a short range: nothing to do */
 #define SE_COOP_META 0xFFC00000u
 
 /* Flag of an event's meta (bit 31 is free in SE_STREAM_* meta): the event is a trunk row (else a
