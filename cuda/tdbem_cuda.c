@@ -16,7 +16,7 @@
 /* Largest number of summation vectors; most slices of a chunk (a CB run: a product's thread-block
  * lives about its slices' records long, so that the radiation's blocks, on the priority stream,
  * find free multiprocessors soon). */
-enum { NG_MAX = 16, CHUNK_SLICES = 128 };
+enum { CHUNK_SLICES = 128 };
 
 struct se_tdbem_cuda {
   int device, bc, tiles, chunks, win_max, ng;
@@ -491,9 +491,11 @@ static int allocate_image(se_tdbem_cuda_t g, image_index *ix, se_error *err) {
   g->chunk = (g->count + chunks - 1) / chunks;
   g->chunks = (int)((g->count + g->chunk - 1) / g->chunk);
   SE_CUDA_CHECK(err, cudaMalloc((void **)&g->hist, (size_t)(g->count * g->hist_len) * sizeof(double)));
-  SE_CUDA_CHECK(err, cudaMalloc((void **)&g->partial, (size_t)g->chunks * NG_MAX * g->n * sizeof(double)));
+  SE_CUDA_CHECK(err, cudaMalloc((void **)&g->partial,
+                                (size_t)g->chunks * SE_TDBEM_NG_MAX * g->n * sizeof(double)));
   SE_CUDA_CHECK(err, cudaMalloc((void **)&g->a_d, (size_t)g->count * sizeof(double)));
-  SE_CUDA_CHECK(err, cudaMallocHost((void **)&g->out_h, (size_t)NG_MAX * g->n * sizeof(double)));
+  SE_CUDA_CHECK(err, cudaMallocHost((void **)&g->out_h,
+                                    (size_t)SE_TDBEM_NG_MAX * g->n * sizeof(double)));
   SE_CUDA_CHECK(err, cudaHostGetDevicePointer((void **)&g->out_mapped, g->out_h, 0));
   SE_CUDA_CHECK(err, cudaMallocHost((void **)&g->a_h, (size_t)g->count * sizeof(double)));
   if (g->kernel == SE_TDBEM_GPU_CB) {
@@ -857,7 +859,7 @@ int se_tdbem_cuda_sum_start_known(se_tdbem_cuda_t g, int64_t n, int64_t known, i
   if (known > n || known < n - ng)
     SE_FAIL(err, SE_ERR_ARG, "GPU summation: known = %lld outside [n - ng, n] = [%lld, %lld]",
             (long long)known, (long long)(n - ng), (long long)n);
-  if (ng < 1 || ng > NG_MAX || g->hist_len < g->kmax + ng || n < 0)
+  if (ng < 1 || ng > SE_TDBEM_NG_MAX || g->hist_len < g->kmax + ng || n < 0)
     SE_FAIL(err, SE_ERR_ARG, "GPU summation: ng = %d (1 .. 16, history %lld >= kmax + ng), n = %lld",
             ng, (long long)g->hist_len, (long long)n);
   g->ng = ng;

@@ -412,8 +412,9 @@ static int check_options(const options *o, const long long *ngs, int n_ng) {
     return 2;
   }
   for (int k = 0; k < n_ng; k++)
-    if (ngs[k] < 1 || ngs[k] > 16) {
-      fprintf(stderr, "simengine-bench tdbem: --ng %lld: expected 1 .. 16\n", ngs[k]);
+    if (ngs[k] < 1 || ngs[k] > SE_TDBEM_NG_MAX) {
+      fprintf(stderr, "simengine-bench tdbem: --ng %lld: expected 1 .. %d\n", ngs[k],
+              SE_TDBEM_NG_MAX);
       return 2;
     }
   return 0;
@@ -438,8 +439,8 @@ int se_bench_tdbem(int argc, char **argv) {
   const int parsed = se_bench_parse(argc, argv, "tdbem", usage, opts, sizeof opts / sizeof opts[0]);
   if (parsed >= 0)
     return parsed;
-  long long ngs[16];
-  const int n_ng = se_bench_parse_list(o.ng_list, ngs, 16);
+  long long ngs[SE_TDBEM_NG_MAX];
+  const int n_ng = se_bench_parse_list(o.ng_list, ngs, SE_TDBEM_NG_MAX);
   if (check_options(&o, ngs, n_ng))
     return 2;
   const int want_single = strstr(o.precisions, "single") != NULL,

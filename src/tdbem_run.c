@@ -877,9 +877,9 @@ int se_tdbem_run_workers(const char *input, const char *output, MPI_Comm comm,
   int rc = SE_OK;
   if (!input || !output || !input[0] || !output[0])
     rc = se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__, "no input or no output path");
-  else if (ng < 1 || ng > 16)
-    rc = se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__, "ng = %d, expected 1 .. 16",
-                      ng);
+  else if (ng < 1 || ng > SE_TDBEM_NG_MAX)
+    rc = se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__, "ng = %d, expected 1 .. %d",
+                      ng, SE_TDBEM_NG_MAX);
   else if (ordering != SE_ORDER_ORIGINAL && ordering != SE_ORDER_MORTON &&
            ordering != SE_ORDER_HILBERT)
     rc = se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__,

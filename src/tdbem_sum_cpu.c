@@ -26,7 +26,6 @@
 #define SE_ALWAYS_INLINE static inline __attribute__((always_inline))
 
 /* The largest number of summation vectors grouped in one product. */
-enum { SE_TDBEM_NG_MAX = 16 };
 
 /* Doubles per cache line: the padding between the threads' work arrays. */
 enum { LINE_DOUBLES = 8 };

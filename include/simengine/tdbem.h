@@ -17,6 +17,9 @@ extern "C" {
 
 typedef enum se_precision { SE_PRECISION_DOUBLE = 0, SE_PRECISION_SINGLE = 1 } se_precision;
 
+/* The most summation vectors computed together (ng = 1 .. SE_TDBEM_NG_MAX; docs/tdbem.md). */
+#define SE_TDBEM_NG_MAX 16
+
 /* The case's sizes (root, /run and /tdbem attributes). */
 typedef struct se_tdbem_meta {
   int64_t n;        /* unknowns N (= slices = rows) */
