@@ -653,7 +653,8 @@ static int workers_plan(workers *ws, const se_neuron_model *m, const int64_t *we
   SE_CALLOC(err, ws->w, n, "workers");
   SE_CALLOC(err, ws->state_offset, cells + 1, "cell state offsets");
   for (int64_t c = 0; c < cells; c++)
-    ws->state_offset[c + 1] = ws->state_offset[c] + 4 * weights[begin + c];
+    ws->state_offset[c + 1] =
+        ws->state_offset[c] + SE_NEURONS_STATE_PER_COMPARTMENT * weights[begin + c];
   int64_t bounds[MAX_WORKERS + 1];
   se_partition_contiguous(weights + begin, cells, n, bounds);
   const int visible = ws->n_gpu > 0 ? se_gpu_count() : 0;

@@ -339,7 +339,7 @@ static int32_t cell_compartments(const struct se_neurons *e, int64_t c) {
 int64_t se_neurons_state_size(se_neurons_t e, int64_t first, int64_t count) {
   int64_t n = 0;
   for (int64_t c = first; c < first + count; c++)
-    n += 4 * (int64_t)cell_compartments(e, c);
+    n += SE_NEURONS_STATE_PER_COMPARTMENT * (int64_t)cell_compartments(e, c);
   return n;
 }
 

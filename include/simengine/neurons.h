@@ -217,8 +217,11 @@ int se_gpu_device_for_rank(int node_local_rank, int gpus_per_rank, int k, int *d
 
 /* ---- moving cells between engines (the workers of a rank, docs/balance.md) ------------------ */
 
+/* Doubles of state per compartment: v, m, h, n. */
+#define SE_NEURONS_STATE_PER_COMPARTMENT 4
+
 /* Number of doubles that hold the state of `count` owned cells from local cell `first`:
- * 4 per compartment (v, m, h, n). The state is all that carries over from one step to the next:
+ * SE_NEURONS_STATE_PER_COMPARTMENT per compartment. The state is all that carries over from one step to the next:
  * spike detection compares the root voltage before and after each step, within the step. */
 int64_t se_neurons_state_size(se_neurons_t engine, int64_t first, int64_t count);
 
