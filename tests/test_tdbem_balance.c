@@ -18,36 +18,24 @@
 #include <string.h>
 
 #include "balance.h"
+#include "h5_util.h"
 #include "prep_tdbem.h"
 #include "se_test.h"
 #include "se_test_mpi.h"
 #include "tdbem_run_test.h"
 #include "tdbem_run.h"
 
-/* A string attribute of object obj in path (rank 0). */
+/* A string attribute of object obj in path (rank 0; exits when it cannot be read). */
 static void read_attr(const char *path, const char *obj, const char *name, char *out, size_t size) {
+  se_error err = {0};
   hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-  hid_t a = f >= 0 ? H5Aopen_by_name(f, obj, name, H5P_DEFAULT, H5P_DEFAULT) : H5I_INVALID_HID;
-  hid_t t = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
-  out[0] = 0;
-  if (t >= 0 && H5Tis_variable_str(t) > 0) {
-    char *s = NULL;
-    if (H5Aread(a, t, &s) >= 0 && s) {
-      snprintf(out, size, "%s", s);
-      H5free_memory(s);
-    }
-  } else if (t >= 0) {
-    size_t n = H5Tget_size(t);
-    char *s = calloc(n + 1, 1);
-    if (s && H5Aread(a, t, s) >= 0)
-      snprintf(out, size, "%s", s);
-    free(s);
+  if (f < 0) {
+    fprintf(stderr, "cannot open %s\n", path);
+    exit(1);
   }
-  if (t >= 0)
-    H5Tclose(t);
-  if (a >= 0)
-    H5Aclose(a);
+  const int rc = se_h5_read_attr_string(f, path, obj, name, NULL, out, size, &err);
   H5Fclose(f);
+  se_test_ok(rc, &err, "reading a string attribute");
 }
 
 int main(int argc, char **argv) {
