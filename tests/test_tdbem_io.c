@@ -23,6 +23,7 @@
 #include "partition.h"
 #include "prep_tdbem.h"
 #include "se_test.h"
+#include "se_test_mpi.h"
 #include "tdbem_run.h"
 
 /* Aborts the test on a failing call of the test's own HDF5 surgery or allocation. */
@@ -1075,10 +1076,7 @@ int main(int argc, char **argv) {
     code = read_mode(argv[2]);
   } else if (strcmp(argv[1], "run") == 0) {
     test_run(&st, argv[2]);
-    int failures = st.failures, total;
-    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    st.failures = total;
-    code = rank_of_world() == 0 ? se_test_finish(&st, "test_tdbem_io run") : (total ? 1 : 0);
+    code = se_test_finish_all(&st, "test_tdbem_io run", MPI_COMM_WORLD);
   } else {
     const char *dir = argv[2];
     se_prep_tdbem_params sphere = sphere_case(), plane = airplane_case();
@@ -1094,10 +1092,7 @@ int main(int argc, char **argv) {
       test_agreed_failure(&st, dir);
     test_output(&st, dir, SE_PRECISION_SINGLE);
     test_output(&st, dir, SE_PRECISION_DOUBLE);
-    int failures = st.failures, total;
-    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    st.failures = total;
-    code = rank_of_world() == 0 ? se_test_finish(&st, "test_tdbem_io") : (total ? 1 : 0);
+    code = se_test_finish_all(&st, "test_tdbem_io", MPI_COMM_WORLD);
   }
   MPI_Finalize();
   return code;
