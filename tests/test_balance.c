@@ -7,16 +7,11 @@
 #include <string.h>
 
 #include "balance.h"
+#include "se_random.h"
 #include "se_test.h"
 
 #define N_ITEMS 10000
 #define N_WORKERS 6
-
-/* Deterministic uniform numbers in [0, 1) (64-bit LCG, top 53 bits). */
-static double next_uniform(uint64_t *state) {
-  *state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
-  return (double)(*state >> 11) / 9007199254740992.0;
-}
 
 /* The five work distributions of Table 1 as costs per item in [1, 100] (our reading: the paper
  * names them but shows them only as pictograms): up rises linearly; up-down rises to the middle
@@ -30,7 +25,7 @@ static void make_costs(int kind, int64_t n, double *cost) {
     case 0: cost[i] = 1.0 + 99.0 * (1.0 - fabs(2.0 * x - 1.0)); break;
     case 1: cost[i] = 1.0 + 99.0 * fmod(2.0 * x, 1.0); break;
     case 2: cost[i] = 1.0 + 99.0 * x; break;
-    case 3: cost[i] = 1.0 + 99.0 * next_uniform(&state); break;
+    case 3: cost[i] = 1.0 + 99.0 * se_rand_u01(&state); break;
     default: cost[i] = 1.0; break;
     }
   }
@@ -293,15 +288,15 @@ static void test_rounding(se_test_state *st) {
   uint64_t state = 7;
   int bad = 0;
   for (int trial = 0; trial < 2000; trial++) {
-    int workers = 1 + (int)(6 * next_uniform(&state));
+    int workers = 1 + (int)(6 * se_rand_u01(&state));
     int64_t cap[6], room = 0;
     double target[6];
     for (int w = 0; w < workers; w++) {
-      cap[w] = next_uniform(&state) < 0.3 ? 1 + (int64_t)(50 * next_uniform(&state)) : -1;
+      cap[w] = se_rand_u01(&state) < 0.3 ? 1 + (int64_t)(50 * se_rand_u01(&state)) : -1;
       room += cap[w] < 0 ? 1000 : cap[w];
-      target[w] = 200.0 * next_uniform(&state) - 50.0;
+      target[w] = 200.0 * se_rand_u01(&state) - 50.0;
     }
-    int64_t items = workers + (int64_t)((double)(room - workers) * next_uniform(&state));
+    int64_t items = workers + (int64_t)((double)(room - workers) * se_rand_u01(&state));
     if (items > 500)
       items = 500 > workers ? 500 : workers;
     if (items > room)
@@ -322,16 +317,16 @@ static void test_optimal_brute(se_test_state *st) {
   uint64_t state = 99;
   int bad = 0;
   for (int trial = 0; trial < 3000; trial++) {
-    int workers = 1 + (int)(3 * next_uniform(&state));
-    int64_t n = workers + (int64_t)(7 * next_uniform(&state)), cap[3];
+    int workers = 1 + (int)(3 * se_rand_u01(&state));
+    int64_t n = workers + (int64_t)(7 * se_rand_u01(&state)), cap[3];
     double cost[10], factor[3], prefix[11] = {0};
     for (int64_t i = 0; i < n; i++) {
-      cost[i] = next_uniform(&state) < 0.2 ? 0.0 : floor(10.0 * next_uniform(&state));
+      cost[i] = se_rand_u01(&state) < 0.2 ? 0.0 : floor(10.0 * se_rand_u01(&state));
       prefix[i + 1] = prefix[i] + cost[i];
     }
     for (int w = 0; w < workers; w++) {
-      factor[w] = 0.5 + 4.0 * next_uniform(&state);
-      cap[w] = next_uniform(&state) < 0.3 ? 1 + (int64_t)(n * next_uniform(&state)) : -1;
+      factor[w] = 0.5 + 4.0 * se_rand_u01(&state);
+      cap[w] = se_rand_u01(&state) < 0.3 ? 1 + (int64_t)(n * se_rand_u01(&state)) : -1;
     }
     double brute = INFINITY;
     for (int64_t e1 = 0; e1 <= n; e1++)
