@@ -18,19 +18,19 @@ prep() { # prep FILE K
   "$bin/simengine-prep" neurons -o "$1" "${args[@]}" --iclamp-all 0.5:10:0.5 --tstop "${TSTOP:-25}" \
     --record soma --record-every 20 >/dev/null
 }
-run() { # run RANKS FILE GPUS_PER_RANK
-  echo "== $1 rank(s) x $3 GPU(s), $(basename "$2")"
+run() { # run RANKS FILE: one GPU per rank
+  echo "== $1 rank(s) x 1 GPU, $(basename "$2")"
   mpirun -x LD_LIBRARY_PATH --bind-to none -np "$1" "$bin/simengine" "$2" --gpu-kernel "$kernel" \
-    --gpus "$3" -o "$tmp/out_$1_$3.h5" | grep -E 'cells|done in'
+    --gpus 1 -o "$tmp/out.h5" | grep -E 'cells|done in'
 }
 prep "$tmp/full.h5" 166667
-run 1 "$tmp/full.h5" 1
+run 1 "$tmp/full.h5"
 for g in 2 4 8; do
   [ "$g" -le "$max" ] || break
-  run "$g" "$tmp/full.h5" 1
+  run "$g" "$tmp/full.h5"
 done
 for g in 1 2 4 8; do
   [ "$g" -le "$max" ] || break
   prep "$tmp/weak_$g.h5" $((41667 * g))
-  run "$g" "$tmp/weak_$g.h5" 1
+  run "$g" "$tmp/weak_$g.h5"
 done
