@@ -641,7 +641,6 @@ template <bool W16> void coop_emulate_w(const CoopArgs &a, const se_hines_coop_c
 // ---------------------------------------------------------------------------------------------
 // Settings and shared memory.
 
-const se_hines_coop_limits h200_coop_limits = {233472, 232448, 1024, 132};
 
 int check_coop_tree(const int32_t *parent, int32_t n, int64_t n_systems, se_hines_layout layout,
                     se_error *err) {
@@ -657,19 +656,13 @@ int check_coop_tree(const int32_t *parent, int32_t n, int64_t n_systems, se_hine
     SE_FAIL(err, SE_ERR_ARG, "COOP kernel: needs the full or block layout (systems adjacent in "
                              "each row), not %s",
             se_hines_layout_name(layout));
-  if (parent[0] != -1)
-    SE_FAIL(err, SE_ERR_ARG, "COOP kernel: parent[0] = %d, must be -1", parent[0]);
-  for (int32_t i = 1; i < n; i++)
-    if (parent[i] < 0 || parent[i] >= i)
-      SE_FAIL(err, SE_ERR_ARG, "COOP kernel: parent[%d] = %d, must be in 0..%d", i, parent[i],
-              i - 1);
-  return SE_OK;
+  return se_hines_check_parents(parent, n, "COOP kernel", err);
 }
 
 // Resolves the settings and builds the plan; warps = 0 is chosen here (fill the shared memory,
 // but no more warps per CTA than spreads the systems over every multiprocessor).
 int coop_resolve(const int32_t *parent, int32_t n, int64_t S, uint32_t rs,
-                 const se_hines_coop_config *req, const se_hines_coop_limits &lim, CoopTree *t,
+                 const se_hines_coop_config *req, const se_hines_device_limits &lim, CoopTree *t,
                  se_hines_coop_info *info, se_error *err) {
   se_hines_coop_config c = {4, 4, 0, 1};
   if (req) {
@@ -782,12 +775,7 @@ extern "C" void se_hines_coop_destroy(se_hines_coop *p) {
 
 static int coop_create_inner(se_hines_coop *p, const se_hines_batch_view &v,
                              const se_hines_coop_config *cfg, se_error *err) {
-  int dev = 0;
-  cudaDeviceProp prop;
-  SE_CUDA_CHECK(err, cudaGetDevice(&dev));
-  SE_CUDA_CHECK(err, cudaGetDeviceProperties(&prop, dev));
-  const se_hines_coop_limits lim = {prop.sharedMemPerMultiprocessor, prop.sharedMemPerBlockOptin,
-                          prop.reservedSharedMemPerBlock, prop.multiProcessorCount};
+  const se_hines_device_limits &lim = v.limits;
   SE_TRY(check_coop_tree(v.parent, v.n, v.n_systems, v.layout, err));
   SE_TRY(coop_resolve(v.parent, v.n, v.n_systems, coop_stride(v.layout, v.n_systems, v.bs), cfg,
                       lim, &p->tree, &p->info, err));
@@ -867,7 +855,7 @@ extern "C" int se_hines_coop_emulate(const int32_t *parent, int32_t n, int64_t n
   CoopTree t;
   se_hines_coop_info inf;
   SE_TRY(coop_resolve(parent, n, n_systems, coop_stride(layout, n_systems, bs), &c,
-                      h200_coop_limits, &t, &inf, err));
+                      *se_hines_h200_limits(), &t, &inf, err));
   se_hines_batch_view v;
   memset(&v, 0, sizeof v);
   v.n = n;
@@ -908,7 +896,7 @@ struct CoopCandidate {
 static const CoopCandidate coop_candidates[] = {{4, 1}, {4, 2}, {2, 1}, {2, 2}, {8, 1}, {8, 2}};
 
 extern "C" int se_hines_coop_choose(const int32_t *parent, int32_t n, int64_t n_systems,
-                                    se_hines_layout layout, const se_hines_coop_limits *lim,
+                                    se_hines_layout layout, const se_hines_device_limits *lim,
                                     se_hines_coop_config *cfg, double *cycles, se_error *err) {
   SE_TRY(check_coop_tree(parent, n, n_systems, layout, err));
   bool found = false;
@@ -956,6 +944,3 @@ extern "C" int se_hines_coop_choose(const int32_t *parent, int32_t n, int64_t n_
   return SE_OK;
 }
 
-extern "C" const se_hines_coop_limits *se_hines_coop_h200_limits(void) {
-  return &h200_coop_limits;
-}

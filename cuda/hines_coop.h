@@ -45,22 +45,13 @@ typedef struct se_hines_coop_info {
 
 typedef struct se_hines_coop se_hines_coop; /* a plan for one batch (opaque) */
 
-/* The device limits a COOP setting is checked against. */
-typedef struct se_hines_coop_limits {
-  size_t smem_per_sm, smem_optin, smem_reserved; /* bytes of shared memory */
-  int sms;                                       /* multiprocessors */
-} se_hines_coop_limits;
-
-/* The H200's limits (host-side choices and the emulation). */
-const se_hines_coop_limits *se_hines_coop_h200_limits(void);
-
 /* Chooses COOP settings for n_systems systems of the tree (FULL or BLOCK layout) on a device
  * with the given limits by the cost model of docs/gpu-hines.md ("Automatic choice"): lanes 4, 2,
  * 8 x 1 or 2 CTAs per multiprocessor, 4 stages. Fills *cfg with the cheapest and *cycles
  * with its cost in multiprocessor cycles (the unit of the STREAM model). SE_ERR_UNSUPPORTED: no
  * candidate fits; SE_ERR_ARG: a bad tree or the FLAT layout. Host only; not collective. */
 int se_hines_coop_choose(const int32_t *parent, int32_t n, int64_t n_systems,
-                         se_hines_layout layout, const se_hines_coop_limits *lim,
+                         se_hines_layout layout, const se_hines_device_limits *lim,
                          se_hines_coop_config *cfg, double *cycles, se_error *err);
 
 /* Builds the COOP plan of a batch (host partition of the tree, device copy of the step table).

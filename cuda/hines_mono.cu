@@ -521,12 +521,7 @@ stream_host_fn stream_host(int threads, int stages) {
 // ---------------------------------------------------------------------------------------------
 // Host planning.
 
-struct DeviceLimits {
-  size_t smem_per_sm, smem_optin, smem_reserved;
-  int sms;
-};
-
-const DeviceLimits h200_limits = {233472, 232448, 1024, 132};
+const se_hines_device_limits h200_limits = {233472, 232448, 1024, 132};
 
 // Builds the per-row plan of the STREAM kernel for tail R; returns the number of slots.
 // Backward: a parent p >= R with far children accumulates in a slot from its first (highest)
@@ -624,7 +619,7 @@ se_hines_stream_config stream_auto(const se_hines_stream_config *req) {
 }
 
 int plan_stream(const int32_t *parent, int32_t n, se_hines_layout layout, int64_t n_systems,
-                const se_hines_stream_config *req, const DeviceLimits &lim, StreamPlan *plan,
+                const se_hines_stream_config *req, const se_hines_device_limits &lim, StreamPlan *plan,
                 se_error *err) {
   se_hines_stream_config c = stream_auto(req);
   if (c.threads != 32 && c.threads != 64 && c.threads != 128)
@@ -697,7 +692,7 @@ se_hines_kernel paper_kernel_of(se_hines_layout lay) {
 
 // Resolves kernel + settings into info (and the STREAM plan when that is the kernel).
 int resolve(const int32_t *parent, int32_t n, se_hines_layout layout, int32_t bs,
-            int64_t n_systems, se_hines_kernel kernel, const se_hines_stream_config *cfg, const DeviceLimits &lim,
+            int64_t n_systems, se_hines_kernel kernel, const se_hines_stream_config *cfg, const se_hines_device_limits &lim,
             se_hines_plan_info *info, StreamPlan *plan, se_error *err) {
   memset(info, 0, sizeof *info);
   if ((int)kernel < 0 || (int)kernel > (int)SE_HINES_KERNEL_COOP)
@@ -770,7 +765,7 @@ struct se_hines_batch {
   int32_t *d_parent, *d_nchild;
   double *u, *l, *d, *rhs, *save_d, *save_rhs;
   cudaStream_t stream;
-  DeviceLimits lim;
+  se_hines_device_limits lim;
   // cached STREAM plan
   bool have_plan, plan_fits;
   se_error plan_err;
@@ -818,6 +813,16 @@ extern "C" const char *se_hines_layout_name(se_hines_layout layout) {
   return "(unknown layout)";
 }
 
+extern "C" int se_hines_check_parents(const int32_t *parent, int32_t n, const char *who,
+                                      se_error *err) {
+  if (parent[0] != -1)
+    SE_FAIL(err, SE_ERR_ARG, "%s: parent[0] = %d, must be -1", who, parent[0]);
+  for (int32_t i = 1; i < n; i++)
+    if (parent[i] < 0 || parent[i] >= i)
+      SE_FAIL(err, SE_ERR_ARG, "%s: parent[%d] = %d, must be in 0..%d", who, i, parent[i], i - 1);
+  return SE_OK;
+}
+
 static int check_tree(const int32_t *parent, int32_t n, int64_t n_systems, se_hines_layout layout,
                       int32_t bs, se_error *err) {
   if (n < 1 || !parent)
@@ -829,13 +834,7 @@ static int check_tree(const int32_t *parent, int32_t n, int64_t n_systems, se_hi
     SE_FAIL(err, SE_ERR_ARG, "Hines batch: unknown layout %d", (int)layout);
   if (layout == SE_HINES_LAYOUT_BLOCK && bs != 32 && bs != 64 && bs != 128)
     SE_FAIL(err, SE_ERR_ARG, "Hines batch: block size %d (32, 64 or 128)", bs);
-  if (parent[0] != -1)
-    SE_FAIL(err, SE_ERR_ARG, "Hines batch: parent[0] = %d, must be -1", parent[0]);
-  for (int32_t i = 1; i < n; i++)
-    if (parent[i] < 0 || parent[i] >= i)
-      SE_FAIL(err, SE_ERR_ARG, "Hines batch: parent[%d] = %d, must be in 0..%d", i, parent[i],
-              i - 1);
-  return SE_OK;
+  return se_hines_check_parents(parent, n, "Hines batch", err);
 }
 
 extern "C" void se_hines_batch_destroy(se_hines_batch *b) {
@@ -917,6 +916,8 @@ extern "C" int se_hines_batch_create(const int32_t *parent, int32_t n, int64_t n
   return SE_OK;
 }
 
+extern "C" const se_hines_device_limits *se_hines_h200_limits(void) { return &h200_limits; }
+
 extern "C" cudaStream_t se_hines_batch_stream(const se_hines_batch *b) { return b->stream; }
 
 extern "C" void se_hines_batch_get_view(const se_hines_batch *b, se_hines_batch_view *v) {
@@ -930,6 +931,7 @@ extern "C" void se_hines_batch_get_view(const se_hines_batch *b, se_hines_batch_
   v->d = b->d;
   v->rhs = b->rhs;
   v->stream = b->stream;
+  v->limits = b->lim;
 }
 
 static LayAny lay_of(const se_hines_batch *b) {
@@ -1068,7 +1070,7 @@ double auto_cost(int32_t n, int64_t n_systems, int sms, int threads, int ctas,
   return hi + 0.25 * lo;
 }
 
-static int stream_occupancy(const StreamPlan &plan, const DeviceLimits &lim, int *ctas,
+static int stream_occupancy(const StreamPlan &plan, const se_hines_device_limits &lim, int *ctas,
                             se_error *err) {
   stream_kernel_fn fn = stream_kernel(plan.cfg.threads, plan.cfg.stages, plan.w16);
   SE_CUDA_CHECK(err, cudaFuncSetAttribute((const void *)fn,
@@ -1173,10 +1175,8 @@ static void coop_decide(se_hines_batch *b) {
   if (b->coop_checked)
     return;
   b->coop_checked = true;
-  const se_hines_coop_limits lim = {b->lim.smem_per_sm, b->lim.smem_optin, b->lim.smem_reserved,
-                                    b->lim.sms};
   b->coop_err = se_error{SE_OK, {0}};
-  b->coop_fits = se_hines_coop_choose(b->parent.data(), b->n, b->n_systems, b->layout, &lim,
+  b->coop_fits = se_hines_coop_choose(b->parent.data(), b->n, b->n_systems, b->layout, &b->lim,
                                       &b->coop_cfg, &b->coop_cost, &b->coop_err) == SE_OK;
 }
 

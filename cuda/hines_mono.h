@@ -168,6 +168,19 @@ int se_hines_batch_download(const se_hines_batch *batch, se_hines_layout host_la
 int se_hines_batch_download_system(const se_hines_batch *batch, int which, int64_t s, double *x,
                                   se_error *err);
 
+/* SE_OK when parent (n rows) is a Hines tree: parent[0] = -1, 0 <= parent[i] < i; else
+ * SE_ERR_ARG naming the first bad entry, the message prefixed by who. Not collective. */
+int se_hines_check_parents(const int32_t *parent, int32_t n, const char *who, se_error *err);
+
+/* The device limits a kernel setting is checked against (shared memory and multiprocessors). */
+typedef struct se_hines_device_limits {
+  size_t smem_per_sm, smem_optin, smem_reserved; /* bytes of shared memory */
+  int sms;                                       /* multiprocessors */
+} se_hines_device_limits;
+
+/* The H200's limits (host-side choices and the emulations). */
+const se_hines_device_limits *se_hines_h200_limits(void);
+
 /* The device arrays and shape of a batch, for kernel families in other files (hines_coop.cu). */
 typedef struct se_hines_batch_view {
   int32_t n, bs;            /* rows; BS (1 unless BLOCK) */
@@ -177,9 +190,11 @@ typedef struct se_hines_batch_view {
   const double *u, *l;      /* device arrays in the batch's layout */
   double *d, *rhs;
   cudaStream_t stream;
+  se_hines_device_limits limits; /* of the batch's device */
 } se_hines_batch_view;
 
-/* Fills *view with the batch's arrays, tree and stream (valid while the batch lives). */
+/* Fills *view with the batch's arrays, tree, stream and device limits (valid while the batch
+ * lives). */
 void se_hines_batch_get_view(const se_hines_batch *batch, se_hines_batch_view *view);
 
 /* Fills u, l, d, rhs on the device with the random systems of se_hines_random_row (seed).

@@ -416,7 +416,7 @@ static void check_coop_choice(se_test_state *st, const tree *trees) {
     double cycles = 0.0;
     se_error err = {0};
     int rc = se_hines_coop_choose(trees[ti].parent, trees[ti].n, 256000, SE_HINES_LAYOUT_BLOCK,
-                                  se_hines_coop_h200_limits(), &c, &cycles, &err);
+                                  se_hines_h200_limits(), &c, &cycles, &err);
     SE_EXPECT(st, rc == SE_OK, "COOP choice %s: %s", trees[ti].name, err.message);
     if (rc != SE_OK)
       continue;
@@ -430,7 +430,7 @@ static void check_coop_choice(se_test_state *st, const tree *trees) {
   double cycles = 0.0;
   se_error err = {0};
   SE_EXPECT(st, se_hines_coop_choose(trees[0].parent, trees[0].n, 100, SE_HINES_LAYOUT_FLAT,
-                                     se_hines_coop_h200_limits(), &c, &cycles,
+                                     se_hines_h200_limits(), &c, &cycles,
                                      &err) == SE_ERR_ARG,
             "COOP choice on the flat layout was accepted");
 }
