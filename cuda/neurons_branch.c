@@ -349,28 +349,49 @@ int64_t se_neurons_branch_slot(const se_neurons_branch *b, int64_t s) {
   return s >= 0 && s < b->n_engine_slots ? b->slot_of[s] : -1;
 }
 
-int se_neurons_branch_download(const se_neurons_branch *b, const se_neurons_device *d,
-                               struct se_neurons *e, se_error *err) {
+/* Copies v, m, h, n between e's host arrays (e's layout) and the device's branch order, through
+ * one host buffer of the branch order: up (host to device; padding slots become 0, as at attach)
+ * or down. Waits for the stream first. */
+static int branch_copy_state(const se_neurons_branch *b, const se_neurons_device *d,
+                             struct se_neurons *e, int up, se_error *err) {
   SE_CUDA_CHECK(err, cudaStreamSynchronize(b->stream));
   const size_t T = (size_t)d->n_branch_slots;
-  double *buf = malloc(T * sizeof *buf + 8);
+  double *buf = calloc(T + 1, sizeof *buf);
   if (!buf)
     SE_FAIL(err, SE_ERR_NOMEM, "out of memory for %zu slots", T);
-  const double *src[] = {d->v, d->m, d->h, d->n};
-  double *dst[] = {e->v, e->m, e->h, e->n};
+  double *device[] = {d->v, d->m, d->h, d->n};
+  double *host[] = {e->v, e->m, e->h, e->n};
   for (int a = 0; a < 4; a++) {
-    cudaError_t rc = cudaMemcpy(buf, src[a], T * sizeof *buf, cudaMemcpyDeviceToHost);
+    cudaError_t rc = cudaSuccess;
+    if (up) {
+      for (int64_t s = 0; s < b->n_engine_slots; s++)
+        if (b->slot_of[s] >= 0)
+          buf[b->slot_of[s]] = host[a][s];
+      rc = cudaMemcpy(device[a], buf, T * sizeof *buf, cudaMemcpyHostToDevice);
+    } else {
+      rc = cudaMemcpy(buf, device[a], T * sizeof *buf, cudaMemcpyDeviceToHost);
+      for (int64_t s = 0; rc == cudaSuccess && s < b->n_engine_slots; s++)
+        if (b->slot_of[s] >= 0)
+          host[a][s] = buf[b->slot_of[s]];
+    }
     if (rc != cudaSuccess) {
       free(buf);
-      SE_FAIL(err, SE_ERR_CUDA, "copying the state back failed: %s (%s)", cudaGetErrorName(rc),
-              cudaGetErrorString(rc));
+      SE_FAIL(err, SE_ERR_CUDA, "copying the state %s failed: %s (%s)",
+              up ? "to the device" : "back", cudaGetErrorName(rc), cudaGetErrorString(rc));
     }
-    for (int64_t s = 0; s < b->n_engine_slots; s++)
-      if (b->slot_of[s] >= 0)
-        dst[a][s] = buf[b->slot_of[s]];
   }
   free(buf);
   return SE_OK;
+}
+
+int se_neurons_branch_upload_state(const se_neurons_branch *b, se_neurons_device *d,
+                                   const struct se_neurons *e, se_error *err) {
+  return branch_copy_state(b, d, (struct se_neurons *)e, 1, err);
+}
+
+int se_neurons_branch_download(const se_neurons_branch *b, const se_neurons_device *d,
+                               struct se_neurons *e, se_error *err) {
+  return branch_copy_state(b, d, e, 0, err);
 }
 
 void se_neurons_branch_get_stats(const se_neurons_branch *b, se_neurons_branch_stats *st) {

@@ -45,6 +45,11 @@ int se_neurons_branch_step(se_neurons_branch *b, const se_neurons_device *d, dou
 /* Slot of the branch order of engine slot s (e's layout); -1 for an engine padding lane. */
 int64_t se_neurons_branch_slot(const se_neurons_branch *b, int64_t s);
 
+/* Copies e's host arrays v, m, h, n (e's layout) into the branch order on the device, after the
+ * work queued on the stream. */
+int se_neurons_branch_upload_state(const se_neurons_branch *b, se_neurons_device *d,
+                                   const struct se_neurons *e, se_error *err);
+
 /* Copies v, m, h, n of the branch order back into e's host arrays (e's layout). Waits for the
  * stream. */
 int se_neurons_branch_download(const se_neurons_branch *b, const se_neurons_device *d,

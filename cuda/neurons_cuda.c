@@ -469,6 +469,19 @@ static int record_end_cuda(se_neurons_t e, se_error *err) {
   return SE_OK;
 }
 
+/* Copies v, m, h, n of every slot between the host arrays and the device (same layout), up
+ * (host to device) or down, after the work queued on the compute stream. */
+static int copy_state(se_neurons_t e, cuda_data *cd, int up, se_error *err) {
+  SE_CUDA_CHECK(err, cudaStreamSynchronize(cd->compute));
+  const size_t bytes = (size_t)e->n_slots * sizeof(double);
+  double *device[] = {cd->dev.v, cd->dev.m, cd->dev.h, cd->dev.n};
+  double *host[] = {e->v, e->m, e->h, e->n};
+  for (int a = 0; a < 4; a++)
+    SE_CUDA_CHECK(err, up ? cudaMemcpy(device[a], host[a], bytes, cudaMemcpyHostToDevice)
+                          : cudaMemcpy(host[a], device[a], bytes, cudaMemcpyDeviceToHost));
+  return SE_OK;
+}
+
 static int sync_state_cuda(se_neurons_t e, se_error *err) {
   cuda_data *cd = e->backend_data;
   se_neurons_device *d = &cd->dev;
@@ -484,13 +497,19 @@ static int sync_state_cuda(se_neurons_t e, se_error *err) {
   }
   if (cd->branch)
     return se_neurons_branch_download(cd->branch, d, e, err);
-  SE_CUDA_CHECK(err, cudaStreamSynchronize(cd->compute));
-  size_t bytes = (size_t)e->n_slots * sizeof(double);
-  SE_CUDA_CHECK(err, cudaMemcpy(e->v, d->v, bytes, cudaMemcpyDeviceToHost));
-  SE_CUDA_CHECK(err, cudaMemcpy(e->m, d->m, bytes, cudaMemcpyDeviceToHost));
-  SE_CUDA_CHECK(err, cudaMemcpy(e->h, d->h, bytes, cudaMemcpyDeviceToHost));
-  SE_CUDA_CHECK(err, cudaMemcpy(e->n, d->n, bytes, cudaMemcpyDeviceToHost));
-  return SE_OK;
+  return copy_state(e, cd, 0, err);
+}
+
+/* The host arrays become the device state, gates included (so no gate update is pending):
+ * after the work queued on the compute stream. */
+static int load_state_cuda(se_neurons_t e, se_error *err) {
+  cuda_data *cd = e->backend_data;
+  se_neurons_device *d = &cd->dev;
+  SE_CUDA_CHECK(err, cudaSetDevice(cd->device));
+  cd->gates_pending = 0;
+  if (cd->branch)
+    return se_neurons_branch_upload_state(cd->branch, d, e, err);
+  return copy_state(e, cd, 1, err);
 }
 
 const se_neurons_backend se_neurons_backend_cuda = {
@@ -502,4 +521,5 @@ const se_neurons_backend se_neurons_backend_cuda = {
     .record_end = record_end_cuda,
     .collect_spikes = collect_spikes_cuda,
     .sync_state = sync_state_cuda,
+    .load_state = load_state_cuda,
 };

@@ -373,8 +373,7 @@ int se_neurons_import_state(se_neurons_t e, int64_t steps_taken, const double *s
   }
   e->steps_taken = steps_taken;
   e->t = (double)steps_taken * e->dt;
-  e->backend->detach(e);
-  return e->backend->attach(e, err);
+  return e->backend->load_state(e, err);
 }
 
 int64_t se_neurons_steps_taken(se_neurons_t e) { return e->steps_taken; }

@@ -191,4 +191,5 @@ const se_neurons_backend se_neurons_backend_cpu = {
     .record_end = nothing_to_wait,
     .collect_spikes = nothing_to_wait,
     .sync_state = nothing_to_wait,
+    .load_state = nothing_to_wait,
 };

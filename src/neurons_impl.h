@@ -47,6 +47,8 @@ typedef struct se_neurons_backend {
   int (*collect_spikes)(se_neurons_t engine, se_error *err);
   /* copies the device state back into the host arrays v, m, h, n (no-op on the CPU) */
   int (*sync_state)(se_neurons_t engine, se_error *err);
+  /* the inverse: makes the host arrays v, m, h, n the backend's state (no-op on the CPU) */
+  int (*load_state)(se_neurons_t engine, se_error *err);
 } se_neurons_backend;
 
 extern const se_neurons_backend se_neurons_backend_cpu;

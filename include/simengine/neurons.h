@@ -235,9 +235,9 @@ int se_neurons_export_state(se_neurons_t engine, int64_t first, int64_t count, d
 /* Replaces the state of every owned cell with state (the layout of se_neurons_export_state, all
  * of the engine's cells) and sets the engine's step count to steps_taken (time = steps_taken x
  * dt), so that the engine continues a run that another engine started, bit for bit on the CPU.
- * Spikes the backend still holds are moved to the engine's list first (nothing is lost); the
- * backend is then re-attached from the host arrays (on CUDA: the engine's arrays are uploaded
- * again). The recording set with se_neurons_set_recording stays. Not collective. */
+ * Spikes the backend still holds are moved to the engine's list first (nothing is lost); then
+ * only the state moves into the backend (on CUDA: v, m, h, n are uploaded; the constants and
+ * plans stay). The recording set with se_neurons_set_recording stays. Not collective. */
 int se_neurons_import_state(se_neurons_t engine, int64_t steps_taken, const double *state,
                             se_error *err);
 
