@@ -46,6 +46,22 @@ int se_neurons_cuda_upload(void *dst_ptr, const void *src, size_t bytes, se_erro
  * launch hold the shortest groups and the launch's tail is short (a mixed population's big
  * cells would otherwise run alone at the end). position[g] = where host group g is launched;
  * ordered[position[g]] = groups[g]. */
+void se_neurons_cuda_bytes_estimate(int64_t *per_compartment, int64_t *per_cell,
+                                    int64_t *per_morphology_compartment) {
+  /* A slot: v, m, h, n, diag, rhs (48 B) and, when recorded, its slot index and gathered
+   * voltage (16 B); the branch step adds its per-slot constants a, c, d, gna, gk, ena, ek, a flag
+   * byte, the cell index and the branch plan's g (61 B) and pads about 1% of its slots for
+   * populations of thousands of cells: 125 B, bound 144. */
+  *per_compartment = 144;
+  /* the spike buffers (DRAIN_STEPS entries of time and cell), the root voltage before the
+   * step, the lane's cell and its clamp pointer */
+  *per_cell = DRAIN_STEPS * (int64_t)(sizeof(double) + sizeof(int64_t)) + 3 * 8 + 40;
+  /* the 11 constants, parent and hh flag (93 B); fused2's table (sizeof(se_stream_row), 48 B);
+   * coop's row records (64 B per thread step, steps padded up to 1.5x the rows), hh records
+   * (80 B per hh row) and event records (64 B, at most one per row): 381 B, bound 384 */
+  *per_morphology_compartment = 384;
+}
+
 static int order_groups(se_neurons_t e, int64_t **position, se_group **ordered, se_error *err) {
   int64_t max_len = 0;
   for (int64_t g = 0; g < e->n_groups; g++)

@@ -69,6 +69,11 @@ typedef struct se_neurons_device {
  * bytes is 0). Synchronous. */
 int se_neurons_cuda_upload(void *dst_ptr, const void *src, size_t bytes, se_error *err);
 
+/* The backend's device memory per compartment, per cell and per morphology compartment, an upper
+ * bound over the step kernels (se_gpu_bytes_estimate; the reasoning next to the definition). */
+void se_neurons_cuda_bytes_estimate(int64_t *per_compartment, int64_t *per_cell,
+                                    int64_t *per_morphology_compartment);
+
 /* One time step from time t: currents, assembly, Hines solve, gates, spikes, in one kernel. */
 cudaError_t se_neurons_cuda_step_fused(const se_neurons_device *d, double t, cudaStream_t stream);
 

@@ -4,6 +4,7 @@
 
 #ifdef SIMENGINE_HAVE_CUDA
 #include "neurons_branch.h"
+#include "neurons_cuda.h"
 #include "se_cuda.h"
 extern const se_neurons_backend se_neurons_backend_cuda;
 #endif
@@ -63,6 +64,15 @@ int se_gpu_memory(int device, size_t *free_bytes, size_t *total_bytes, se_error 
 #else
   *free_bytes = *total_bytes = 0;
   SE_FAIL(err, SE_ERR_UNSUPPORTED, "no CUDA backend in this build (device %d)", device);
+#endif
+}
+
+void se_gpu_bytes_estimate(int64_t *per_compartment, int64_t *per_cell,
+                           int64_t *per_morphology_compartment) {
+#ifdef SIMENGINE_HAVE_CUDA
+  se_neurons_cuda_bytes_estimate(per_compartment, per_cell, per_morphology_compartment);
+#else
+  *per_compartment = *per_cell = *per_morphology_compartment = 0;
 #endif
 }
 

@@ -589,18 +589,18 @@ static int int64_descending(const void *a, const void *b) {
 
 /* Most of the rank's cells [begin, begin + n) a GPU worker may hold: its share of the device's
  * free memory (the ranks of the node that use the device share it equally), less 10% and the
- * engine's fixed arrays, over the device bytes of the CUDA backend's arrays (cuda/neurons_cuda.c,
- * attach) per cell, counted for the largest cells (so any interval of that many cells fits):
- * per compartment the state, diag and rhs (48 B) and a recorded column (16 B), per cell its lane
- * maps (24 B) and 64 spike entries (1 KiB). Fixed: the model's per-compartment constants (11
- * doubles, parent, flags, a streaming row: 128 B) and one partial group of padding lanes per
- * morphology. -1 when every cell fits. Not collective. */
+ * engine's fixed arrays, over the device bytes of the CUDA backend per cell
+ * (se_gpu_bytes_estimate, an upper bound over the step kernels), counted for the largest cells
+ * (so any interval of that many cells fits). Fixed: every morphology's constants and plans, and
+ * one partial group of padding lanes per morphology. -1 when every cell fits. Not collective. */
 static int gpu_capacity(const se_neuron_model *m, const int64_t *weights, int64_t begin, int64_t n,
                         int device, int sharers, int width, int64_t *capacity, se_error *err) {
   size_t free_bytes = 0, total_bytes = 0;
   SE_TRY(se_gpu_memory(device, &free_bytes, &total_bytes, err));
+  int64_t per_comp, per_cell, per_morph_comp;
+  se_gpu_bytes_estimate(&per_comp, &per_cell, &per_morph_comp);
   double budget = 0.9 * (double)free_bytes / sharers -
-                  128.0 * (double)se_neuron_model_compartments(m);
+                  (double)per_morph_comp * (double)se_neuron_model_compartments(m);
   uint8_t *seen = calloc((size_t)m->n_morphologies + 1, 1);
   int64_t *cost = malloc((size_t)(n + 1) * sizeof *cost);
   if (!seen || !cost) {
@@ -611,9 +611,9 @@ static int gpu_capacity(const se_neuron_model *m, const int64_t *weights, int64_
   for (int64_t c = 0; c < n; c++) {
     int32_t mo = m->cell_morphology[begin + c];
     if (!seen[mo])
-      budget -= (double)(width - 1) * (48.0 * (double)weights[begin + c] + 24.0);
+      budget -= (double)(width - 1) * (double)(per_comp * weights[begin + c] + per_cell);
     seen[mo] = 1;
-    cost[c] = 64 * weights[begin + c] + 24 + 1024;
+    cost[c] = per_comp * weights[begin + c] + per_cell;
   }
   qsort(cost, (size_t)n, sizeof *cost, int64_descending); /* the largest cells first */
   int64_t k = 0;

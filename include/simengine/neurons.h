@@ -252,6 +252,16 @@ const char *se_neurons_step_name(se_neurons_t engine);
  * a build without CUDA. Not collective. */
 int se_gpu_memory(int device, size_t *free_bytes, size_t *total_bytes, se_error *err);
 
+/* Device memory the CUDA backend takes, an upper bound over its step kernels (every kernel's
+ * allocations at attach: state, work arrays, branch-order constants and padding, spike buffers,
+ * per-morphology constants and plans): *per_compartment bytes for each compartment of an owned
+ * cell, *per_cell bytes for each owned cell, *per_morphology_compartment bytes for each
+ * compartment of each morphology used on the device; the lanes of a partly filled interleaved
+ * group at width w add at most (w - 1) cells per morphology. All 0 in a build without CUDA. Not
+ * collective. */
+void se_gpu_bytes_estimate(int64_t *per_compartment, int64_t *per_cell,
+                           int64_t *per_morphology_compartment);
+
 /* Frees the engine. */
 void se_neurons_destroy(se_neurons_t engine);
 
