@@ -262,19 +262,14 @@ int se_neurons_branch_create(struct se_neurons *e, cudaStream_t stream, se_neuro
         h.flags[s] = (uint8_t)(SE_SLOT_USED | (t->has_hh[i] ? SE_SLOT_HH : 0u) |
                                (i == 0 ? SE_SLOT_SOMA : 0u));
         h.cell[s] = (int32_t)c;
-        /* the fused2 table's constants (src/neurons_stream.c), per slot */
-        const double a = e->cap[k] * inv_dt, dbase = a + e->d_axial[k] + e->g_pas[k];
-        h.val[0][s] = a;
+        /* the fused2 table's constants, per slot */
+        se_stream_row_constants(e, k, t->has_hh[i], inv_dt, &h.val[0][s], &h.val[1][s],
+                                &h.val[2][s]);
         if (t->has_hh[i]) {
-          h.val[1][s] = e->g_pas[k] * e->e_pas[k] + e->gl[k] * e->el[k];
-          h.val[2][s] = dbase + e->gl[k];
           h.val[3][s] = e->gna[k];
           h.val[4][s] = e->gk[k];
           h.val[5][s] = e->ena[k];
           h.val[6][s] = e->ek[k];
-        } else {
-          h.val[1][s] = e->g_pas[k] * e->e_pas[k];
-          h.val[2][s] = dbase;
         }
         h.val[7][s] = e->v[es];
         h.val[8][s] = e->m[es];

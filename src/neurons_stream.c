@@ -43,24 +43,21 @@ static int build_morphology(const struct se_neurons *e, int64_t k0, int32_t n, s
     const int64_t k = k0 + i;
     se_stream_row *r = &rows[i];
     const double g = i > 0 ? e->g_axial[k] : 0.0;
-    const double dbase = e->cap[k] * inv_dt + e->d_axial[k] + e->g_pas[k];
-    r->a = e->cap[k] * inv_dt;
+    double dconst;
+    se_stream_row_constants(e, k, hh[i], inv_dt, &r->a, &r->c, &dconst);
     r->g = g;
     r->parent = par[i];
     uint32_t meta = 0;
     if (hh[i]) {
       meta |= SE_STREAM_HH;
-      r->c = e->g_pas[k] * e->e_pas[k] + e->gl[k] * e->el[k];
-      r->d = (dbase + e->gl[k]) - sumgf[i];
+      r->d = dconst - sumgf[i];
       r->f = 0.0;
     } else if (sub_hh[i]) {
-      r->c = e->g_pas[k] * e->e_pas[k];
-      r->d = dbase - sumgf[i];
+      r->d = dconst - sumgf[i];
       r->f = 0.0;
     } else {
       meta |= SE_STREAM_DCONST;
-      r->c = e->g_pas[k] * e->e_pas[k];
-      const double dprime = dbase - sumgf[i];
+      const double dprime = dconst - sumgf[i];
       r->d = 1.0 / dprime;
       r->f = g * r->d;
       if (i > 0)

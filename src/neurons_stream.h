@@ -57,6 +57,17 @@ typedef struct se_stream_row {
 #define SE_STREAM_DFIRST (1u << 29) /* first such push into the parent */
 #define SE_STREAM_DACC (1u << 30)   /* a child has DPUSH: read the d accumulator in diag */
 
+/* The state-independent parts of the row of per-morphology compartment k (v-form, above):
+ * *a = C/dt, *c = g_pas e_pas (+ gl el with hh), *d = C/dt + d_axial + g_pas (+ gl with hh).
+ * fused2's table and the branch step's per-slot constants both come from here. */
+static inline void se_stream_row_constants(const struct se_neurons *e, int64_t k, int hh,
+                                           double inv_dt, double *a, double *c, double *d) {
+  *a = e->cap[k] * inv_dt;
+  const double dbase = *a + e->d_axial[k] + e->g_pas[k];
+  *c = hh ? e->g_pas[k] * e->e_pas[k] + e->gl[k] * e->el[k] : e->g_pas[k] * e->e_pas[k];
+  *d = hh ? dbase + e->gl[k] : dbase;
+}
+
 /* Per-row tables of every morphology of an engine. */
 typedef struct se_stream_tables {
   se_stream_row *rows; /* [engine->n_morph_comp]; rows of morphologies without cells are zero */
