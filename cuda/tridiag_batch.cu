@@ -2,8 +2,8 @@
 // register-partitioned Thomas, variable-size batches (cuThomasVBatch, CP and NCP), and the
 // cuSPARSE peers behind one handle. See tridiag_batch.h and docs/gpu-tridiag.md.
 #include "tridiag_batch.h"
+#include "async_copy.cuh"
 
-#include <cuda_pipeline.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -401,6 +401,25 @@ __host__ __device__ constexpr int part_pipe_stride(int M, int G) {
   return M * G + ((8 - (M * G) % 16) + 16) % 16;
 }
 
+// The staging copy of the pipelined PART kernels, one value (8 B, cp.async) per array and row:
+// rows jj = q + m step (m < M) with jj < rows and j1 + jj < nmem of the system whose row 0 is at
+// s0 (row stride st) go to the tile (array stride ts) at (jj / M) cs + (jj % M) G + ls.
+template <int M>
+__device__ __forceinline__ void part_stage_rows(double *tile, int ts, int cs, int G, int ls,
+                                                const double *const *src, size_t s0, size_t st,
+                                                int j1, int q, int step, int rows, int nmem) {
+#pragma unroll
+  for (int m = 0; m < M; m++) {
+    const int jj = q + m * step;
+    if (jj < rows && j1 + jj < nmem) {
+      const int o = (jj / M) * cs + (jj % M) * G + ls;
+#pragma unroll
+      for (int k = 0; k < 4; k++)
+        copy8_async(tile + k * ts + o, src[k] + s0 + (size_t)(j1 + jj) * st);
+    }
+  }
+}
+
 // PART with persistent blocks (gridDim.x <= groups; block b solves groups b, b + gridDim.x, ..):
 // the rows of the next group are copied into shared memory (cp.async, 8 B per copy, no
 // registers held) while the current group is solved from registers, so that a block keeps its
@@ -428,28 +447,19 @@ __global__ void __launch_bounds__(PART_MAX_THREADS, 1)
       return;
     const int nmem = VAR == VAR_NCP ? __ldg(sizes + s) : n;
     const size_t s0 = blk ? (size_t)g * blk * n + (size_t)ls : (size_t)s;
-#pragma unroll
-    for (int m = 0; m < M; m++) {
-      const int j = q + m * K;
-      if (j < nmem) {
-        const int o = (j / M) * cs + (j % M) * G + ls;
-#pragma unroll
-        for (int k = 0; k < 4; k++)
-          __pipeline_memcpy_async(tile + k * ts + o, src[k] + s0 + (size_t)j * st, 8);
-      }
-    }
+    part_stage_rows<M>(tile, ts, cs, G, ls, src, s0, st, 0, q, K, nmem, nmem);
   };
   int g = blockIdx.x;
   if (g < groups)
     stage(g);
-  __pipeline_commit();
+  copy_commit();
   for (; g < groups; g += gridDim.x) {
     const int s = g * G + ls;
     const bool live = s < count;
     const int ns = (VAR != VAR_NONE && live) ? sizes[s] : n;
     const int nmem = VAR == VAR_NCP ? ns : n;
     const size_t s0 = blk ? (size_t)g * blk * n + (size_t)ls : (size_t)s;
-    __pipeline_wait_prior(0);
+    copy_wait<0>();
     __syncthreads(); // the group's tile is complete
     double a[M], b[M], c[M], d[M];
 #pragma unroll
@@ -464,7 +474,7 @@ __global__ void __launch_bounds__(PART_MAX_THREADS, 1)
     __syncthreads(); // every thread has its rows: the tile takes the next group
     if (g + (int)gridDim.x < groups)
       stage(g + gridDim.x);
-    __pipeline_commit();
+    copy_commit();
     part_solve<M, PCR>(ns, nmem, live, q, K, G, ls, s0, st, a, b, c, d, red, X);
   }
 }
@@ -512,7 +522,7 @@ __global__ void __launch_bounds__(PART_MAX_THREADS, 1)
           const int o = (jj / M) * cs + (jj % M) * G + 2 * p;
 #pragma unroll
           for (int k = 0; k < 4; k++)
-            __pipeline_memcpy_async(tile + k * ts + o, src[k] + s0 + (size_t)(j1 + jj) * st, 16);
+            copy16_async(tile + k * ts + o, src[k] + s0 + (size_t)(j1 + jj) * st);
         }
       }
     } else { // thread (ls, q) copies rows q, q + Kh, .. of system ls
@@ -521,22 +531,13 @@ __global__ void __launch_bounds__(PART_MAX_THREADS, 1)
         return;
       const int nmem = VAR == VAR_NCP ? __ldg(sizes + s) : n;
       const size_t s0 = blk ? (size_t)g * blk * n + (size_t)ls : (size_t)s;
-#pragma unroll
-      for (int m = 0; m < M; m++) {
-        const int jj = q + m * Kh;
-        if (jj < rows && j1 + jj < nmem) {
-          const int o = (jj / M) * cs + (jj % M) * G + ls;
-#pragma unroll
-          for (int k = 0; k < 4; k++)
-            __pipeline_memcpy_async(tile + k * ts + o, src[k] + s0 + (size_t)(j1 + jj) * st, 8);
-        }
-      }
+      part_stage_rows<M>(tile, ts, cs, G, ls, src, s0, st, j1, q, Kh, rows, nmem);
     }
   };
   int g = blockIdx.x, h = 0;
   if (g < groups)
     stage(g, 0);
-  __pipeline_commit();
+  copy_commit();
   while (g < groups) {
     const int s = g * G + ls;
     const bool live = s < count;
@@ -544,7 +545,7 @@ __global__ void __launch_bounds__(PART_MAX_THREADS, 1)
     const int nmem = VAR == VAR_NCP ? ns : n;
     const size_t s0 = blk ? (size_t)g * blk * n + (size_t)ls : (size_t)s;
     const int j0 = h * n1 + q * M;
-    __pipeline_wait_prior(0);
+    copy_wait<0>();
     __syncthreads(); // the half's tile is complete
     double a[M], b[M], c[M], d[M];
 #pragma unroll
@@ -561,7 +562,7 @@ __global__ void __launch_bounds__(PART_MAX_THREADS, 1)
       stage(g, 1);
     else if (g + (int)gridDim.x < groups)
       stage(g + gridDim.x, 0);
-    __pipeline_commit();
+    copy_commit();
     part_rows<M>(ns, live, j0, a, b, c, d);
     if (h == 1 && q == 0 && live && n1 < ns) { // x_{n1-1} = U + z E into row n1
       const double u = ush[(n1 - 1) * G + ls], e = esh[(n1 - 1) * G + ls];
