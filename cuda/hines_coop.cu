@@ -86,7 +86,7 @@ struct CoopTree {
   int upper_rows; // rows above level 1
   std::vector<int4> steps;   // MB x L: row, flags | roots, target row or cell, parent
   std::vector<int4> enc;     // the same, in offsets of a lane's cells (coop_encode)
-  std::vector<uint32_t> goff; // row x stride of each step (copies, x stores); 0 when idle;
+  std::vector<uint32_t> goff; // row x stride x 8 of each step (copies, x stores); 0 when idle;
                               // [chunk][lane][step of the chunk] (coop_encode)
 };
 
@@ -285,8 +285,9 @@ int coop_build(const int32_t *parent, int32_t n, int L, CoopTree *t, se_error *e
 // lane's system is at byte 16 G c of the lane's cell base, so the table holds 16 G c: x the
 // row's cell (the discard cell when idle: the lane copies row 0 and computes into the discard
 // cell), z the target (the discard cell when the contribution is carried or
-// there is none), w the parent's x (16 G c + 8; the zero cell's for row 0); goff = row x rs,
-// ordered [chunk][lane][step of the chunk] so that a lane reads a chunk's offsets as one uint2.
+// there is none), w the parent's x (16 G c + 8; the zero cell's for row 0); goff = row x rs x 8
+// (bytes: a copy source or an x store is one 64-bit add from a lane's base), ordered
+// [chunk][lane][step of the chunk] so that a lane reads a chunk's offsets as one uint2.
 void coop_encode(CoopTree *t, int G, uint32_t rs) {
   const int32_t n = t->n, zero = n + t->K;
   t->enc.resize(t->steps.size());
@@ -304,7 +305,7 @@ void coop_encode(CoopTree *t, int G, uint32_t rs) {
     t->enc[q] = make_int4(16 * G * o.x, o.y | (o.x == 0 ? CF_TOP : 0),
                           16 * G * (carry || o.z < 0 ? zero + 1 : o.z),
                           16 * G * (o.w < 0 ? zero : o.w) + 8);
-    t->goff[qg] = (uint32_t)o.x * rs;
+    t->goff[qg] = (uint32_t)o.x * rs * (uint32_t)sizeof(double);
   }
 }
 
@@ -347,7 +348,7 @@ template <int G, int ST, bool W16> struct CoopShape {
   static constexpr int STAGE = ST * COOP_CH * SW; // doubles of the stages of one warp
 };
 
-// A lane's copy pieces, fixed for the whole solve. Step (st, kk) of the stages holds 128
+// A lane's copy pieces for one warp's G systems. Step (st, kk) of the stages holds 128
 // doubles, [array][bin][system]. Lane j G + g copies pieces of its own bin j (so one table
 // offset per step serves all its pieces): piece p = g + G r (r < NR) is system pair/single
 // q = p % PR of array p / PR, at offset dst + r (128 / NR) of the step. A piece whose systems
@@ -356,9 +357,18 @@ template <int G, int ST, bool W16> struct CoopShape {
 // for an even number of systems), so every piece is a whole copy without a zero-fill size.
 template <int G, int ST, bool W16> struct CoopPieces {
   typedef CoopShape<G, ST, W16> Sh;
-  const double *src[Sh::NR]; // row 0 of the piece's array and systems
-  int dst;                   // offset of piece 0 in a step's 128 doubles
+  const char *src[Sh::NR]; // row 0 of the piece's array and systems (a table offset is in bytes)
+  int dst;                 // offset of piece 0 in a step's 128 doubles
 };
+
+// A 64-bit base the compiler cannot take apart: src + offset then stays one 64-bit add
+// instead of an index re-derived from the base's parts (4 instructions per copy).
+SE_HD inline const char *opaque_ptr(const char *p) {
+#ifdef __CUDA_ARCH__
+  asm volatile("mov.b64 %0, %0;" : "+l"(p));
+#endif
+  return p;
+}
 
 template <int G, int ST, bool W16>
 SE_HD inline void coop_pieces(const CoopArgs &a, int lane, int64_t b0, int nvalid,
@@ -371,14 +381,15 @@ SE_HD inline void coop_pieces(const CoopArgs &a, int lane, int64_t b0, int nvali
     const int q = p % Sh::PR, arr = p / Sh::PR;
     const int gs = q * Sh::PB;
     const double *base = arr == 0 ? a.u : (arr == 1 ? a.l : (arr == 2 ? a.d : a.rhs));
-    pc->src[r] = base + b0 + (gs < nvalid ? gs : 0);
+    pc->src[r] = opaque_ptr(reinterpret_cast<const char *>(base + b0 + (gs < nvalid ? gs : 0)));
     if (r == 0)
       pc->dst = arr * 32 + j * G + gs;
   }
 }
 
-// Copies the inputs of chunk c into its stage: per step one table offset (the lane's bin's
-// row x stride), NR whole pieces. No branch: an idle row copies row 0.
+// Copies the inputs of chunk c into its stage (c % ST): per step one table offset (the lane's
+// bin's row x stride x 8), NR whole pieces. No branch: an idle row copies row 0. A chunk past
+// the last commits an empty group, so that every chunk is one group.
 template <int G, int ST, bool W16>
 SE_HD inline void coop_issue(const CoopArgs &a, const CoopPieces<G, ST, W16> &pc,
                              const uint32_t *goff, int c, int j, double *stage) {
@@ -389,73 +400,88 @@ SE_HD inline void coop_issue(const CoopArgs &a, const CoopPieces<G, ST, W16> &pc
     const uint2 off2 = *reinterpret_cast<const uint2 *>(goff + (c * Sh::L + j) * COOP_CH);
     SE_UNROLL
     for (int kk = 0; kk < COOP_CH; kk++) {
-      const uint32_t off = kk ? off2.y : off2.x; // n rs < 2^32
+      const uint32_t off = kk ? off2.y : off2.x; // 8 n rs < 2^32
       SE_UNROLL
       for (int r = 0; r < Sh::NR; r++) {
         double *dst = sst + kk * Sh::SW + r * (Sh::SW / Sh::NR);
+        const double *src = reinterpret_cast<const double *>(pc.src[r] + off);
         if (W16)
-          copy16_async(dst, pc.src[r] + off);
+          copy16_async(dst, src);
         else
-          copy8_async(dst, pc.src[r] + off);
+          copy8_async(dst, src);
       }
     }
   }
   copy_commit();
 }
 
-// Backward steps of chunk c for lane j G + g (system g of the warp, bin j): rows leave (h, g)
-// in their cells and send ((u l) / d', u g) to their parent (registers, the parent's cell or a
-// root cell). No branch on the table: an idle entry computes on row 0's values and writes the
-// discard cell.
-template <int G, int ST>
-SE_HD inline void coop_back(const CoopArgs &a, const int4 *steps, int c, int lane,
-                            const double *stage, double *cells, double &cd, double &cr) {
-  constexpr int L = 32 / G;
-  const int j = lane / G, st = c % ST;
-  double *cg = cells + 2 * (lane % G); // cell c of the lane's system: at(cg, 16 G c)[0..1]
-  const int zero = 16 * G * a.zero;
-  // Everything a step reads is loaded at the start of the chunk: a step's stores never reach
-  // the next step's cells (its parent, when it is the next row, is carried in registers; the
-  // bins of a level are disjoint subtrees), except a sibling's parent cell (read in the step).
+// What a lane reads at the start of a backward chunk: the table entries, the stage's inputs
+// (after these loads the chunk's stage is free for the copies of chunk c + ST) and the
+// accumulated contributions of each row's children in its own cell (or the zero cell).
+struct CoopBackLoads {
   int4 op[COOP_CH];
   double uu[COOP_CH], ll[COOP_CH], dd[COOP_CH], rr[COOP_CH], a0[COOP_CH], a1[COOP_CH];
+};
+
+// Loads of backward chunk c for lane j G + g (system g of the warp, bin j). Everything a step
+// reads is loaded here: a step's stores never reach the next step's cells (its parent, when it
+// is the next row, is carried in registers; the bins of a level are disjoint subtrees), except
+// a sibling's parent cell (read in the step).
+template <int G, int ST>
+SE_HD inline void coop_back_load(const CoopArgs &a, const int4 *steps, int c, int lane,
+                                 const double *stage, double *cells, CoopBackLoads *b) {
+  constexpr int L = 32 / G;
+  const int j = lane / G, st = c % ST;
+  double *cg = cells + 2 * (lane % G); // cell c of the lane's system: at(cg, 16 G c)
+  const int zero = 16 * G * a.zero;
   SE_UNROLL
   for (int kk = 0; kk < COOP_CH; kk++) {
     const int4 o = steps[(c * COOP_CH + kk) * L + j];
-    op[kk] = o;
+    b->op[kk] = o;
     const double *w = stage + (st * COOP_CH + kk) * 128 + lane;
-    uu[kk] = w[0];
-    ll[kk] = w[32];
-    dd[kk] = w[64];
-    rr[kk] = w[96];
+    b->uu[kk] = w[0];
+    b->ll[kk] = w[32];
+    b->dd[kk] = w[64];
+    b->rr[kk] = w[96];
     const double2 acc = cell_load(at(cg, (o.y & CF_ACC) ? o.x : zero));
-    a0[kk] = acc.x;
-    a1[kk] = acc.y;
+    b->a0[kk] = acc.x;
+    b->a1[kk] = acc.y;
   }
+}
+
+// Backward steps of a chunk from its loads (to which the root cells below each row are added
+// first): rows leave (h, g) in their cells and send
+// ((u l) / d', u g) to their parent (registers, the parent's cell or a root cell). No branch on
+// the table: an idle entry computes on row 0's values and writes the discard cell.
+template <int G>
+SE_HD inline void coop_back_steps(const CoopArgs &a, CoopBackLoads &b, int lane,
+                                  double *cells, double &cd, double &cr) {
+  double *cg = cells + 2 * (lane % G);
+  const int zero = 16 * G * a.zero;
   // the roots below each row (written at lower levels, in earlier chunks)
   SE_UNROLL
   for (int kk = 0; kk < COOP_CH; kk++) {
-    const int n_roots = op[kk].y >> 20, first = (op[kk].y >> 8) & 0xfff;
+    const int n_roots = b.op[kk].y >> 20, first = (b.op[kk].y >> 8) & 0xfff;
 #ifdef __CUDA_ARCH__
 #pragma unroll 1
 #endif
     for (int q = 0; q < n_roots; q++) {
       const double2 rc = cell_load(cg + 2 * G * (a.n + first + q));
-      a0[kk] += rc.x;
-      a1[kk] += rc.y;
+      b.a0[kk] += rc.x;
+      b.a1[kk] += rc.y;
     }
   }
   SE_UNROLL
   for (int kk = 0; kk < COOP_CH; kk++) {
-    const int4 o = op[kk];
+    const int4 o = b.op[kk];
     // after the previous step's stores (a sibling's add); a first contribution adds to 0
     const double2 t_old = cell_load(at(cg, (o.y & CF_INIT) ? zero : o.z));
-    const double ad = cd + a0[kk], ar = cr + a1[kk];
-    const double ul = uu[kk] * ll[kk]; // off the dependency chain
-    const double r = recip(dd[kk] - ad);
-    const double h = ll[kk] * r, gg = (rr[kk] - ar) * r;
+    const double ad = cd + b.a0[kk], ar = cr + b.a1[kk];
+    const double ul = b.uu[kk] * b.ll[kk]; // off the dependency chain
+    const double r = recip(b.dd[kk] - ad);
+    const double h = b.ll[kk] * r, gg = (b.rr[kk] - ar) * r;
     cell_store(at(cg, o.x), h, gg);
-    const double nd = ul * r, nr = uu[kk] * gg;
+    const double nd = ul * r, nr = b.uu[kk] * gg;
     cell_store(at(cg, o.z), t_old.x + nd, t_old.y + nr);
     const bool carry = (o.y & CF_CARRY) != 0;
     cd = carry ? nd : 0.0;
@@ -464,16 +490,16 @@ SE_HD inline void coop_back(const CoopArgs &a, const int4 *steps, int c, int lan
 }
 
 // Forward steps of chunk c (the backward steps in reverse): x_i = g_i - h_i x_p(i), kept in the
-// row's cell; X points at row 0 of the lane's system in rhs. Idle entries compute on the discard
-// cell and store nothing to device memory.
+// row's cell; X points at row 0 of the lane's system in rhs (a table offset is in bytes). Idle
+// entries compute on the discard cell and store nothing to device memory.
 template <int G>
 SE_HD inline void coop_fwd(const CoopArgs &a, const int4 *steps, const uint32_t *goff, int c,
-                           int lane, double *cells, double *X, bool live, double &xc) {
+                           int lane, double *cells, char *X, bool live, double &xc) {
   constexpr int L = 32 / G;
   const int j = lane / G;
   double *cg = cells + 2 * (lane % G);
-  // Loads first, as in coop_back: a step's x reaches the next step through xc when it is the
-  // next step's parent (the loaded cell value is then not used).
+  // Loads first, as in the backward chunk: a step's x reaches the next step through xc when it
+  // is the next step's parent (the loaded cell value is then not used).
   int4 op[COOP_CH];
   double hh[COOP_CH], gv[COOP_CH], xq[COOP_CH];
   // chunk c of the forward sweep runs backward chunk MB / COOP_CH - 1 - c, last step first
@@ -497,13 +523,18 @@ SE_HD inline void coop_fwd(const CoopArgs &a, const int4 *steps, const uint32_t 
     const double x = (o.y & CF_TOP) ? gv[kk] : gv[kk] - hh[kk] * xp;
     at(cg, o.x)[1] = x;
     if (live && !(o.y & CF_IDLE))
-      X[go[kk]] = x;
+      *reinterpret_cast<double *>(X + go[kk]) = x;
     xc = x;
   }
 }
 
 SE_HD inline int64_t coop_base(const CoopArgs &a, int64_t s) {
   return se_hines_index((se_hines_layout)a.layout, a.n, a.S, a.bs, s, 0);
+}
+
+// The systems of a warp's group k: G from s0 = k G, of which nvalid exist.
+SE_HD inline int coop_valid(const CoopArgs &a, int64_t s0, int G) {
+  return (int)(a.S - s0 < G ? a.S - s0 : G);
 }
 
 // The zero cell of the lane's system (lanes of bin 0 write it).
@@ -519,7 +550,15 @@ template <int G> SE_HD inline void coop_zero(const CoopArgs &a, int lane, double
 SE_HD inline int coop_table_words(int n_steps) { return 2 * n_steps + (n_steps + 3) / 4 * 2; }
 
 // ---------------------------------------------------------------------------------------------
-// The kernel: one warp per G systems, the step table copied once per CTA into shared memory.
+// The kernel: persistent warps, each solving the groups of G systems k, k + warps, ... of the
+// batch; the step table copied once per CTA into shared memory.
+//
+// The copy pipeline: chunk c goes to stage c % ST. A backward chunk waits for its stage, loads
+// it into registers, and, once every lane has loaded (__syncwarp), the same stage takes the
+// copies of chunk c + ST: ST chunks are in flight while a chunk computes. At the start of a
+// group's forward sweep (which reads no stage) the warp issues the first ST chunks of its next
+// group, so that the copies also run during the forward sweep and the next group starts on
+// landed data.
 
 template <int G, int ST, bool W16>
 __global__ void __launch_bounds__(512) k_coop(CoopArgs a) {
@@ -535,31 +574,46 @@ __global__ void __launch_bounds__(512) k_coop(CoopArgs a) {
   const int warp = threadIdx.x >> 5;
   int lane; // read once, opaque to the compiler, so that the lane's constants stay in registers
   asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
-  const int64_t s0 = ((int64_t)blockIdx.x * (blockDim.x >> 5) + warp) * G;
-  if (s0 >= a.S)
-    return; // whole warps only
+  // Every warp runs the same number of rounds (so that the compiler knows the warp converged
+  // at each __syncwarp); a warp past the last group in the last round solves the last group
+  // again without storing it.
+  const int64_t groups = (a.S + G - 1) / G, warps = (int64_t)gridDim.x * (blockDim.x >> 5);
+  const int64_t rounds = (groups + warps - 1) / warps;
+  const int64_t k0 = (int64_t)blockIdx.x * (blockDim.x >> 5) + warp;
   double *stage = se_coop_sm + coop_table_words(n_steps) + warp * a.warp_words;
   double *cells = stage + CoopShape<G, ST, W16>::STAGE;
-  const int nvalid = (int)(a.S - s0 < G ? a.S - s0 : G);
   const int g = lane % G, j = lane / G;
-  const int64_t b0 = coop_base(a, s0);
   CoopPieces<G, ST, W16> pc;
-  coop_pieces<G, ST, W16>(a, lane, b0, nvalid, &pc);
+  int64_t s0 = (k0 < groups ? k0 : groups - 1) * G;
+  coop_pieces<G, ST, W16>(a, lane, coop_base(a, s0), coop_valid(a, s0, G), &pc);
   coop_zero<G>(a, lane, cells);
   const int nc = a.MB / COOP_CH;
-  for (int c = 0; c < ST - 1; c++)
+  for (int c = 0; c < ST; c++)
     coop_issue<G, ST, W16>(a, pc, goff, c, j, stage);
-  double cd = 0.0, cr = 0.0, xc = 0.0;
-  for (int c = 0; c < nc; c++) {
-    copy_wait<ST - 2>();
-    __syncwarp(); // chunk c has landed (every lane's copies); chunk c-1's stage is free
-    coop_issue<G, ST, W16>(a, pc, goff, c + ST - 1, j, stage);
-    coop_back<G, ST>(a, steps, c, lane, stage, cells, cd, cr);
-  }
-  double *X = a.rhs + b0 + g;
-  for (int c = 0; c < nc; c++) {
-    __syncwarp(); // a level's x before the level below reads it
-    coop_fwd<G>(a, steps, goff, c, lane, cells, X, g < nvalid, xc);
+  for (int64_t round = 0; round < rounds; round++) {
+    double cd = 0.0, cr = 0.0, xc = 0.0;
+    for (int c = 0; c < nc; c++) {
+      copy_wait<ST - 1>();
+      __syncwarp(); // chunk c has landed (every lane's copies)
+      CoopBackLoads b;
+      coop_back_load<G, ST>(a, steps, c, lane, stage, cells, &b);
+      __syncwarp(); // every lane has read chunk c's stage
+      coop_issue<G, ST, W16>(a, pc, goff, c + ST, j, stage);
+      coop_back_steps<G>(a, b, lane, cells, cd, cr);
+    }
+    char *X = reinterpret_cast<char *>(a.rhs + coop_base(a, s0) + g);
+    const bool live = k0 + round * warps < groups && g < coop_valid(a, s0, G);
+    if (round + 1 < rounds) { // the stages are free: the next group's first chunks
+      const int64_t k = k0 + (round + 1) * warps;
+      s0 = (k < groups ? k : groups - 1) * G;
+      coop_pieces<G, ST, W16>(a, lane, coop_base(a, s0), coop_valid(a, s0, G), &pc);
+      for (int c = 0; c < ST; c++)
+        coop_issue<G, ST, W16>(a, pc, goff, c, j, stage);
+    }
+    for (int c = 0; c < nc; c++) {
+      __syncwarp(); // a level's x before the level below reads it
+      coop_fwd<G>(a, steps, goff, c, lane, cells, X, live, xc);
+    }
   }
 }
 
@@ -589,34 +643,47 @@ coop_kernel_fn coop_kernel(const se_hines_coop_config &c, bool w16) {
   return w16 ? coop_kernel_w<true>(c.lanes, c.stages) : coop_kernel_w<false>(c.lanes, c.stages);
 }
 
-// The host emulation: the kernel's warp loop, lane after lane between synchronisation points.
+// The host emulation: the kernel's loop for one persistent warp that solves every group, lane
+// after lane between synchronisation points. The cells are filled with NaN before each group
+// (the stages hold the group's prefetched chunks), so a read of a cell that the group did not
+// write shows in the result.
 template <int G, int ST, bool W16> void coop_emulate_t(const CoopArgs &a) {
-  std::vector<double> sm((size_t)a.warp_words);
+  typedef CoopShape<G, ST, W16> Sh;
+  std::vector<double> sm((size_t)a.warp_words, __builtin_nan(""));
+  double *stage = sm.data(), *cells = stage + Sh::STAGE;
   const int nc = a.MB / COOP_CH;
-  for (int64_t s0 = 0; s0 < a.S; s0 += G) {
-    for (double &v : sm)
-      v = __builtin_nan(""); // a read of a cell nobody wrote shows in the result
-    double *stage = sm.data(), *cells = stage + CoopShape<G, ST, W16>::STAGE;
-    const int nvalid = (int)(a.S - s0 < G ? a.S - s0 : G);
-    const int64_t b0 = coop_base(a, s0);
+  const int64_t groups = (a.S + G - 1) / G;
+  std::vector<CoopPieces<G, ST, W16>> pc(32);
+  std::vector<CoopBackLoads> b(32);
+  for (int lane = 0; lane < 32; lane++) {
+    coop_pieces<G, ST, W16>(a, lane, coop_base(a, 0), coop_valid(a, 0, G), &pc[lane]);
+    for (int c = 0; c < ST; c++)
+      coop_issue<G, ST, W16>(a, pc[lane], a.goff, c, lane / G, stage);
+  }
+  for (int64_t k = 0; k < groups; k++) {
+    std::fill(sm.begin() + Sh::STAGE, sm.end(), __builtin_nan(""));
     double cd[32] = {}, cr[32] = {}, xc[32] = {};
-    std::vector<CoopPieces<G, ST, W16>> pc(32);
-    for (int lane = 0; lane < 32; lane++) {
-      coop_pieces<G, ST, W16>(a, lane, b0, nvalid, &pc[lane]);
+    for (int lane = 0; lane < 32; lane++)
       coop_zero<G>(a, lane, cells);
-    }
-    for (int c = 0; c < ST - 1; c++)
+    for (int c = 0; c < nc; c++) {
       for (int lane = 0; lane < 32; lane++)
-        coop_issue<G, ST, W16>(a, pc[lane], a.goff, c, lane / G, stage);
-    for (int c = 0; c < nc; c++)
+        coop_back_load<G, ST>(a, a.steps, c, lane, stage, cells, &b[lane]);
       for (int lane = 0; lane < 32; lane++) {
-        coop_issue<G, ST, W16>(a, pc[lane], a.goff, c + ST - 1, lane / G, stage);
-        coop_back<G, ST>(a, a.steps, c, lane, stage, cells, cd[lane], cr[lane]);
+        coop_issue<G, ST, W16>(a, pc[lane], a.goff, c + ST, lane / G, stage);
+        coop_back_steps<G>(a, b[lane], lane, cells, cd[lane], cr[lane]);
       }
+    }
+    const int64_t s0 = k * G, next = (k + 1) * G;
+    char *X = reinterpret_cast<char *>(a.rhs + coop_base(a, s0));
+    for (int lane = 0; lane < 32 && k + 1 < groups; lane++) {
+      coop_pieces<G, ST, W16>(a, lane, coop_base(a, next), coop_valid(a, next, G), &pc[lane]);
+      for (int c = 0; c < ST; c++)
+        coop_issue<G, ST, W16>(a, pc[lane], a.goff, c, lane / G, stage);
+    }
     for (int c = 0; c < nc; c++)
       for (int lane = 0; lane < 32; lane++)
-        coop_fwd<G>(a, a.steps, a.goff, c, lane, cells, a.rhs + b0 + lane % G,
-                    lane % G < nvalid, xc[lane]);
+        coop_fwd<G>(a, a.steps, a.goff, c, lane, cells, X + 8 * (lane % G),
+                    lane % G < coop_valid(a, s0, G), xc[lane]);
   }
 }
 
@@ -647,10 +714,10 @@ int check_coop_tree(const int32_t *parent, int32_t n, int64_t n_systems, se_hine
   if (n < 1 || !parent || n_systems < 1)
     SE_FAIL(err, SE_ERR_ARG, "COOP kernel: %d rows, %lld systems (at least 1 each)", n,
             (long long)n_systems);
-  if (layout == SE_HINES_LAYOUT_FULL && (int64_t)n * n_systems >= ((int64_t)1 << 32))
+  if (layout == SE_HINES_LAYOUT_FULL && (int64_t)n * n_systems >= ((int64_t)1 << 29))
     SE_FAIL(err, SE_ERR_UNSUPPORTED,
-            "COOP kernel: %d rows x %lld systems in the full layout (32-bit row offsets: fewer "
-            "than 2^32)",
+            "COOP kernel: %d rows x %lld systems in the full layout (32-bit byte offsets of the "
+            "rows: fewer than 2^29)",
             n, (long long)n_systems);
   if (layout != SE_HINES_LAYOUT_FULL && layout != SE_HINES_LAYOUT_BLOCK)
     SE_FAIL(err, SE_ERR_ARG, "COOP kernel: needs the full or block layout (systems adjacent in "
@@ -659,11 +726,8 @@ int check_coop_tree(const int32_t *parent, int32_t n, int64_t n_systems, se_hine
   return se_hines_check_parents(parent, n, "COOP kernel", err);
 }
 
-// Resolves the settings and builds the plan; warps = 0 is chosen here (fill the shared memory,
-// but no more warps per CTA than spreads the systems over every multiprocessor).
-int coop_resolve(const int32_t *parent, int32_t n, int64_t S, uint32_t rs,
-                 const se_hines_coop_config *req, const se_hines_device_limits &lim, CoopTree *t,
-                 se_hines_coop_info *info, se_error *err) {
+// The settings asked for, with the defaults for the fields left 0 (warps stays 0: coop_fit).
+int coop_settings(const se_hines_coop_config *req, se_hines_coop_config *out, se_error *err) {
   se_hines_coop_config c = {4, 4, 0, 1};
   if (req) {
     if (req->lanes)
@@ -682,22 +746,27 @@ int coop_resolve(const int32_t *parent, int32_t n, int64_t S, uint32_t rs,
     SE_FAIL(err, SE_ERR_ARG, "COOP kernel: %d warps per CTA (1..16, 0 = automatic)", c.warps);
   if (c.ctas_per_sm < 1 || c.ctas_per_sm > 16)
     SE_FAIL(err, SE_ERR_ARG, "COOP kernel: %d CTAs per multiprocessor (1..16)", c.ctas_per_sm);
-  const int G = 32 / c.lanes;
+  *out = c;
+  return SE_OK;
+}
+
+// Shared memory per CTA for the settings c (lanes and CTAs per multiprocessor set).
+size_t coop_budget(const se_hines_coop_config &c, const se_hines_device_limits &lim) {
   size_t budget = lim.smem_per_sm / (size_t)c.ctas_per_sm;
   budget = budget > lim.smem_reserved ? budget - lim.smem_reserved : 0;
-  if (budget > lim.smem_optin)
-    budget = lim.smem_optin;
-  // a cheap lower bound first: the cells of n rows for one warp
-  if ((size_t)n * (size_t)G * 16 > budget)
-    SE_FAIL(err, SE_ERR_UNSUPPORTED,
-            "COOP kernel: %d rows x %d systems per warp x 16 B do not fit %zu B of shared "
-            "memory per CTA",
-            n, G, budget);
-  SE_TRY(coop_build(parent, n, c.lanes, t, err));
-  coop_encode(t, G, rs);
-  const size_t steps_bytes = 8 * (size_t)coop_table_words(t->MB * c.lanes);
+  return budget > lim.smem_optin ? lim.smem_optin : budget;
+}
+
+// Fits the settings c to the plan t of S systems: the warps per CTA (c.warps = 0: fill the
+// shared memory, but no more warps per CTA than spreads the systems over every multiprocessor)
+// and the shared memory; fills *info.
+int coop_fit(int32_t n, int64_t S, const CoopTree &t, se_hines_coop_config c,
+             const se_hines_device_limits &lim, se_hines_coop_info *info, se_error *err) {
+  const int G = 32 / c.lanes;
+  const size_t budget = coop_budget(c, lim);
+  const size_t steps_bytes = 8 * (size_t)coop_table_words(t.MB * c.lanes);
   const size_t warp_words =
-      (size_t)c.stages * COOP_CH * 128 + 2 * (size_t)G * (size_t)(n + t->K + 2);
+      (size_t)c.stages * COOP_CH * 128 + 2 * (size_t)G * (size_t)(n + t.K + 2);
   const size_t warp_bytes = 8 * warp_words;
   const long fit = budget > steps_bytes ? (long)((budget - steps_bytes) / warp_bytes) : 0;
   if (c.warps == 0) {
@@ -716,14 +785,39 @@ int coop_resolve(const int32_t *parent, int32_t n, int64_t S, uint32_t rs,
   memset(info, 0, sizeof *info);
   info->cfg = c;
   info->systems_per_warp = G;
-  info->steps = t->MB;
-  info->bin_rows = t->bin_rows;
-  info->trunk_rows = t->upper_rows;
-  info->levels = t->levels;
-  info->roots = t->K;
+  info->steps = t.MB;
+  info->bin_rows = t.bin_rows;
+  info->trunk_rows = t.upper_rows;
+  info->levels = t.levels;
+  info->roots = t.K;
   info->shared_bytes = steps_bytes + (size_t)c.warps * warp_bytes;
-  info->lane_use = (double)n / ((double)c.lanes * (double)t->MB);
+  info->lane_use = (double)n / ((double)c.lanes * (double)t.MB);
   return SE_OK;
+}
+
+// The plan of c's lanes for row stride rs (table offsets), its settings fitted (coop_fit).
+int coop_plan_tree(const int32_t *parent, int32_t n, int64_t S, uint32_t rs,
+                   const se_hines_coop_config &c, const se_hines_device_limits &lim, CoopTree *t,
+                   se_hines_coop_info *info, se_error *err) {
+  const int G = 32 / c.lanes;
+  // a cheap lower bound first: the cells of n rows for one warp
+  if ((size_t)n * (size_t)G * 16 > coop_budget(c, lim))
+    SE_FAIL(err, SE_ERR_UNSUPPORTED,
+            "COOP kernel: %d rows x %d systems per warp x 16 B do not fit %zu B of shared "
+            "memory per CTA",
+            n, G, coop_budget(c, lim));
+  SE_TRY(coop_build(parent, n, c.lanes, t, err));
+  coop_encode(t, G, rs);
+  return coop_fit(n, S, *t, c, lim, info, err);
+}
+
+// Resolves the settings asked for and builds the plan.
+int coop_resolve(const int32_t *parent, int32_t n, int64_t S, uint32_t rs,
+                 const se_hines_coop_config *req, const se_hines_device_limits &lim, CoopTree *t,
+                 se_hines_coop_info *info, se_error *err) {
+  se_hines_coop_config c;
+  SE_TRY(coop_settings(req, &c, err));
+  return coop_plan_tree(parent, n, S, rs, c, lim, t, info, err);
 }
 
 // Row stride of a layout (FULL: S; BLOCK: BS).
@@ -761,6 +855,7 @@ struct se_hines_coop {
   CoopTree tree;
   se_hines_coop_info info;
   bool w16;
+  unsigned grid; // CTAs of a solve: as many as are resident at once, at most one per 32 W G systems
   int4 *d_steps;
   uint32_t *d_goff;
 };
@@ -801,6 +896,10 @@ static int coop_create_inner(se_hines_coop *p, const se_hines_batch_view &v,
             "COOP kernel: a CTA of %d warps with %zu B of shared memory does not fit a "
             "multiprocessor",
             p->info.cfg.warps, p->info.shared_bytes);
+  const int64_t G = p->info.systems_per_warp, W = p->info.cfg.warps;
+  const int64_t blocks = ((v.n_systems + G - 1) / G + W - 1) / W;
+  const int64_t resident = (int64_t)ctas * lim.sms;
+  p->grid = (unsigned)(blocks < resident ? blocks : resident);
   return SE_OK;
 }
 
@@ -832,11 +931,8 @@ extern "C" int se_hines_coop_solve(const se_hines_coop *p, se_hines_batch *batch
   se_hines_batch_view v;
   se_hines_batch_get_view(batch, &v);
   const CoopArgs a = coop_args(v, p->tree, p->info, p->d_steps, p->d_goff, v.u, v.l, v.d, v.rhs);
-  const int G = p->info.systems_per_warp, W = p->info.cfg.warps;
-  const int64_t warps_total = (v.n_systems + G - 1) / G;
-  const unsigned blocks = (unsigned)((warps_total + W - 1) / W);
   coop_kernel_fn fn = coop_kernel(p->info.cfg, p->w16);
-  fn<<<blocks, 32 * W, p->info.shared_bytes, v.stream>>>(a);
+  fn<<<p->grid, 32 * p->info.cfg.warps, p->info.shared_bytes, v.stream>>>(a);
   SE_CUDA_CHECK_LAUNCH(err, "the COOP kernel");
   return SE_OK;
 }
@@ -876,24 +972,39 @@ extern "C" int se_hines_coop_emulate(const int32_t *parent, int32_t n, int64_t n
 // The automatic COOP settings (docs/gpu-hines.md, "Automatic settings"), costed in
 // multiprocessor cycles like the STREAM candidates of hines_mono.cu:
 //   bytes    40 x compartments / (SMs x SE_HINES_AUTO_BYTES_PER_CYCLE)
-//   latency  waves x steps x tau, tau = COOP_STEP_INSTR x (COOP_CPI + COOP_CPI_WARP x
-//            max(0, w - 1)): a warp issues a step's instructions every COOP_CPI cycles when it
-//            has its scheduler to itself; each further warp on the scheduler (w warps) adds
-//            COOP_CPI_WARP cycles
-// cost = max + 1/4 min. COOP_STEP_INSTR is ncu's count per step (device run 4 of session 4:
-// 126); COOP_CPI and COOP_CPI_WARP are fitted to run 4's 34 measured times of L 2, 4, 8 x 1, 2
-// CTAs at 256 000 neurons (rms error 6%, every setting within 14%). Run 5's kernel issues 105
-// per step; these constants were kept, their choices measured in run 5 (docs/gpu-hines.md).
-static const double COOP_STEP_INSTR = 126.0;
-static const double COOP_CPI = 3.50;
-static const double COOP_CPI_WARP = 1.54;
+//   latency  waves x steps x tau, tau = COOP_STEP_CYCLES + COOP_STEP_CYCLES_WARP x
+//            max(0, w - 1): a step (backward and forward) costs a warp COOP_STEP_CYCLES when
+//            it has its scheduler to itself; each further warp on the scheduler (w warps)
+//            adds COOP_STEP_CYCLES_WARP
+// cost = max + 1/4 min. The two constants are fitted (least squares of the log ratio) to the 24
+// measured times of L 2, 4, 8 x 1 CTA and L 4 x 2 CTAs, 4 stages, at 256 000 neurons of
+// session 5's device run 1 (rms error 6%, every setting within 15%; about 97 instructions per
+// step at 3.8 cycles each with one warp per scheduler).
+static const double COOP_STEP_CYCLES = 372.0;
+static const double COOP_STEP_CYCLES_WARP = 226.0;
 
-struct CoopCandidate {
-  int lanes, ctas;
-};
-// ties go to the earlier candidate: 1 CTA before 2 (run 4: 1 CTA measured 2-9% faster on the
-// medium and big classes, 3% slower on small-low)
-static const CoopCandidate coop_candidates[] = {{4, 1}, {4, 2}, {2, 1}, {2, 2}, {8, 1}, {8, 2}};
+// Candidates: lanes 4, 2, 8 (one plan each) x 1, 2 CTAs per multiprocessor; ties go to the
+// earlier candidate: 1 CTA before 2 (run 4: 1 CTA measured 2-9% faster on the medium and big
+// classes, 3% slower on small-low).
+static const int coop_candidate_lanes[] = {4, 2, 8};
+static const int coop_candidate_ctas[] = {1, 2};
+
+// Cost of a fitted candidate in multiprocessor cycles (the model above).
+static double coop_cost(const se_hines_coop_info &info, int32_t n, int64_t n_systems,
+                        const se_hines_device_limits &lim) {
+  const int G = info.systems_per_warp, W = info.cfg.warps, C = info.cfg.ctas_per_sm;
+  const int64_t blocks = ((n_systems + G - 1) / G + W - 1) / W;
+  const int64_t per_wave = (int64_t)C * lim.sms;
+  const double waves = (double)((blocks + per_wave - 1) / per_wave);
+  const int64_t resident = blocks < per_wave ? (blocks + lim.sms - 1) / lim.sms : C;
+  const double w = (double)(resident * W) / 4.0; // warps per scheduler
+  const double tau = COOP_STEP_CYCLES + COOP_STEP_CYCLES_WARP * (w > 1.0 ? w - 1.0 : 0.0);
+  const double t_lat = waves * (double)info.steps * tau;
+  const double t_bytes =
+      40.0 * (double)n * (double)n_systems / (SE_HINES_AUTO_BYTES_PER_CYCLE * (double)lim.sms);
+  const double hi = t_lat > t_bytes ? t_lat : t_bytes, lo = t_lat > t_bytes ? t_bytes : t_lat;
+  return hi + 0.25 * lo;
+}
 
 extern "C" int se_hines_coop_choose(const int32_t *parent, int32_t n, int64_t n_systems,
                                     se_hines_layout layout, const se_hines_device_limits *lim,
@@ -901,37 +1012,28 @@ extern "C" int se_hines_coop_choose(const int32_t *parent, int32_t n, int64_t n_
   SE_TRY(check_coop_tree(parent, n, n_systems, layout, err));
   bool found = false;
   se_error last = {SE_OK, {0}};
-  for (const CoopCandidate &cc : coop_candidates) {
-    const se_hines_coop_config want = {cc.lanes, 4, 0, cc.ctas};
-    CoopTree t;
-    se_hines_coop_info info;
-    se_error e2 = {SE_OK, {0}};
-    const int rc = coop_resolve(parent, n, n_systems, 1, &want, *lim, &t, &info, &e2);
-    if (rc == SE_ERR_UNSUPPORTED) {
-      last = e2;
-      continue;
-    }
-    if (rc != SE_OK) {
-      *err = e2;
-      return rc;
-    }
-    const int G = info.systems_per_warp, W = info.cfg.warps;
-    const int64_t blocks = ((n_systems + G - 1) / G + W - 1) / W;
-    const int64_t per_wave = (int64_t)cc.ctas * lim->sms;
-    const double waves = (double)((blocks + per_wave - 1) / per_wave);
-    const int64_t resident = blocks < per_wave ? (blocks + lim->sms - 1) / lim->sms : cc.ctas;
-    const double w = (double)(resident * W) / 4.0; // warps per scheduler
-    const double tau =
-        COOP_STEP_INSTR * (COOP_CPI + COOP_CPI_WARP * (w > 1.0 ? w - 1.0 : 0.0));
-    const double t_lat = waves * (double)info.steps * tau;
-    const double t_bytes = 40.0 * (double)n * (double)n_systems /
-                           (SE_HINES_AUTO_BYTES_PER_CYCLE * (double)lim->sms);
-    const double hi = t_lat > t_bytes ? t_lat : t_bytes, lo = t_lat > t_bytes ? t_bytes : t_lat;
-    const double cost = hi + 0.25 * lo;
-    if (!found || cost < *cycles) {
-      found = true;
-      *cycles = cost;
-      *cfg = info.cfg;
+  for (int lanes : coop_candidate_lanes) {
+    CoopTree t; // built once for the lanes (first CTA count), fitted for the others
+    for (size_t k = 0; k < sizeof coop_candidate_ctas / sizeof *coop_candidate_ctas; k++) {
+      const se_hines_coop_config want = {lanes, 4, 0, coop_candidate_ctas[k]};
+      se_hines_coop_info info;
+      se_error e2 = {SE_OK, {0}};
+      const int rc = k ? coop_fit(n, n_systems, t, want, *lim, &info, &e2)
+                       : coop_plan_tree(parent, n, n_systems, 1, want, *lim, &t, &info, &e2);
+      if (rc == SE_ERR_UNSUPPORTED) { // more CTAs per multiprocessor have less shared memory each
+        last = e2;
+        break;
+      }
+      if (rc != SE_OK) {
+        *err = e2;
+        return rc;
+      }
+      const double cost = coop_cost(info, n, n_systems, *lim);
+      if (!found || cost < *cycles) {
+        found = true;
+        *cycles = cost;
+        *cfg = info.cfg;
+      }
     }
   }
   if (!found) {
