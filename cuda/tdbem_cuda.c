@@ -10,13 +10,10 @@
 #include "se_cuda.h"
 #include "tdbem_front_ref.h"
 #include "tdbem_kernels.h"
+#include "tdbem_sum_cpu.h"
 
 /* Bytes of values built on the host and uploaded at once (pinned staging). */
 #define STAGE_BYTES ((int64_t)256 << 20)
-/* Largest number of summation vectors; most slices of a chunk (a CB run: a product's thread-block
- * lives about its slices' records long, so that the radiation's blocks, on the priority stream,
- * find free multiprocessors soon). */
-enum { CHUNK_SLICES = 128 };
 
 struct se_tdbem_cuda {
   int device, bc, tiles, chunks, win_max, ng;
@@ -29,7 +26,7 @@ struct se_tdbem_cuda {
   /* device */
   double *hist, *partial, *a_d;
   int64_t *blk_ptr, *run_off;
-  int32_t *tile_k, *blk_k0;
+  int32_t *tile_k, *blk_k0, *cb_win;
   void *val, *cb;
   /* the near field for the radiation (p <= near_p), by rows; rad_p: p_max of the pending one */
   int near_p, rad_p;
@@ -271,12 +268,15 @@ static tile_info tile_measure(const se_tdbem_cuda_t g, const tile_rvs *t, int32_
 }
 
 /* The image's host-side index: per (slice, tile) e: blk_ptr[e], the first value voff[e], and the
- * window range; CB also the first row-vector ra[e] and the bytes of the records cbytes[e]. */
+ * window range; CB also the first row-vector ra[e] and the bytes of the records cbytes[e]; CB
+ * with float values the window of each (slice j, thread-block b of SE_TDBEM_WARPS tiles):
+ * win[2 (j * tile blocks + b) ..] = k1, span (the k range of the block's tiles; 0, 0: none). */
 typedef struct image_index {
   int64_t entries, blocks, values, max_rvs, max_blocks;
   int64_t *blk_ptr, *voff; /* [entries + 1] */
   int32_t *tile_k;         /* [2 entries] */
   int64_t *ra, *cbytes;    /* CB: [entries + 1], [entries] */
+  int32_t *win;            /* CB float: [2 x count x tile blocks] */
   int64_t *run_off;        /* CB: [chunks x tiles + 1] (allocate_image) */
 } image_index;
 
@@ -286,6 +286,7 @@ static void image_index_free(image_index *ix) {
   free(ix->tile_k);
   free(ix->ra);
   free(ix->cbytes);
+  free(ix->win);
   free(ix->run_off);
   *ix = (image_index){0};
 }
@@ -301,6 +302,32 @@ static void slice_tiles(const se_tdbem_slices *s, int64_t j, int tiles, int64_t 
       r++;
   }
   bounds[tiles] = end;
+}
+
+/* The float CB kernel's windows ix->win: per (slice, thread-block of SE_TDBEM_WARPS tiles) the k
+ * range of the tiles with records; g->win_max becomes the longest. */
+static int block_windows(se_tdbem_cuda_t g, image_index *ix, se_error *err) {
+  const int64_t tile_blocks = (g->tiles + SE_TDBEM_WARPS - 1) / SE_TDBEM_WARPS;
+  SE_CALLOC(err, ix->win, 2 * g->count * tile_blocks + 1, "the windows of the GPU image");
+  int win_max = 1;
+  for (int64_t j = 0; j < g->count; j++)
+    for (int64_t b = 0; b < tile_blocks; b++) {
+      int32_t lo = INT32_MAX, hi = 0;
+      for (int64_t t = b * SE_TDBEM_WARPS; t < (b + 1) * SE_TDBEM_WARPS && t < g->tiles; t++) {
+        const int64_t e = j * g->tiles + t;
+        if (ix->blk_ptr[e + 1] == ix->blk_ptr[e])
+          continue;
+        lo = ix->tile_k[2 * e] < lo ? ix->tile_k[2 * e] : lo;
+        hi = ix->tile_k[2 * e + 1] > hi ? ix->tile_k[2 * e + 1] : hi;
+      }
+      if (hi == 0)
+        continue;
+      ix->win[2 * (j * tile_blocks + b)] = hi;
+      ix->win[2 * (j * tile_blocks + b) + 1] = hi - lo + 1;
+      win_max = hi - lo + 1 > win_max ? hi - lo + 1 : win_max;
+    }
+  g->win_max = win_max;
+  return SE_OK;
 }
 
 /* Pass 1 over every slice (OpenMP): the index. */
@@ -374,6 +401,8 @@ static int image_measure(se_tdbem_cuda_t g, const se_tdbem_slices *s, image_inde
   ix->max_rvs = max_rvs;
   ix->max_blocks = max_blocks;
   g->win_max = win_max;
+  if (g->kernel == SE_TDBEM_GPU_CB && g->precision == SE_PRECISION_SINGLE)
+    return block_windows(g, ix, err);
   return SE_OK;
 }
 
@@ -413,9 +442,9 @@ static void tile_fill(se_tdbem_cuda_t g, const tile_rvs *t, stage *st, int64_t b
 
 static void free_device(se_tdbem_cuda_t g) {
   void *p[] = {g->hist,         g->partial,      g->a_d,      g->blk_ptr,
-               g->run_off,      g->tile_k,       g->blk_k0,   g->val,   g->cb,
-               g->near_row_ptr, g->near_val_ptr, g->near_col, g->near_kk, g->near_val,
-               g->rad_d};
+               g->run_off,      g->tile_k,       g->blk_k0,   g->cb_win,  g->val,
+               g->cb,           g->near_row_ptr, g->near_val_ptr, g->near_col, g->near_kk,
+               g->near_val,     g->rad_d};
   for (size_t k = 0; k < sizeof p / sizeof p[0]; k++)
     cudaFree(p[k]);
   cudaFreeHost(g->out_h);
@@ -426,7 +455,7 @@ static void free_device(se_tdbem_cuda_t g) {
   g->near_col = g->near_kk = NULL;
   g->near_val = g->rad_d = NULL;
   g->blk_ptr = g->run_off = NULL;
-  g->tile_k = g->blk_k0 = NULL;
+  g->tile_k = g->blk_k0 = g->cb_win = NULL;
   g->val = g->cb = NULL;
   g->count = 0;
   g->stats = (se_tdbem_cuda_stats){0};
@@ -472,7 +501,7 @@ static int allocate_image(se_tdbem_cuda_t g, image_index *ix, se_error *err) {
   SE_CUDA_CHECK(err, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, g->device));
   const int64_t target = (int64_t)sms * 64; /* warps: enough to fill the device twice */
   int64_t chunks = (target + g->tiles - 1) / g->tiles;
-  const int64_t short_runs = (g->count + CHUNK_SLICES - 1) / CHUNK_SLICES;
+  const int64_t short_runs = (g->count + SE_TDBEM_CHUNK_SLICES - 1) / SE_TDBEM_CHUNK_SLICES;
   chunks = chunks < short_runs ? short_runs : chunks;
   if (g->kernel == SE_TDBEM_GPU_CB) {
     /* whole waves: the thread-blocks (chunks x tile blocks) fill the smallest number of waves of
@@ -519,6 +548,12 @@ static int allocate_image(se_tdbem_cuda_t g, image_index *ix, se_error *err) {
     SE_CUDA_CHECK(err, cudaMalloc(&g->cb, (size_t)ix->run_off[runs] + SE_TDBEM_CB_GROUP));
     SE_CUDA_CHECK(err, cudaMemcpy(g->run_off, ix->run_off, (size_t)(runs + 1) * sizeof(int64_t),
                                   cudaMemcpyHostToDevice));
+    if (ix->win) {
+      const int64_t tile_blocks = (g->tiles + SE_TDBEM_WARPS - 1) / SE_TDBEM_WARPS;
+      const size_t wb = (size_t)(2 * g->count * tile_blocks) * sizeof(int32_t);
+      SE_CUDA_CHECK(err, cudaMalloc((void **)&g->cb_win, wb));
+      SE_CUDA_CHECK(err, cudaMemcpy(g->cb_win, ix->win, wb, cudaMemcpyHostToDevice));
+    }
     return SE_OK;
   }
   SE_CUDA_CHECK(err, cudaMalloc((void **)&g->blk_ptr, (size_t)(ix->entries + 1) * sizeof(int64_t)));
@@ -618,6 +653,7 @@ static int fill_image_cb(se_tdbem_cuda_t g, const se_tdbem_slices *s, const imag
   const int64_t runs = (int64_t)g->chunks * g->tiles, *off = ix->run_off;
   const size_t vsize = g->precision == SE_PRECISION_SINGLE ? 4 : 8;
   const int stride = se_tdbem_cb_pair_stride(g->win_max);
+  const int64_t tile_blocks = (g->tiles + SE_TDBEM_WARPS - 1) / SE_TDBEM_WARPS;
   int64_t cap = 0;
   for (int64_t ra = 0, rb; ra < runs; ra = rb) {
     for (rb = ra + 1; rb < runs && off[rb + 1] - off[ra] <= STAGE_BYTES; rb++)
@@ -642,8 +678,11 @@ static int fill_image_cb(se_tdbem_cuda_t g, const se_tdbem_slices *s, const imag
         if (ix->cbytes[e] == 0)
           continue;
         const tile_rvs tr = {s, ix->ra[e], ix->ra[e + 1]};
-        const int32_t k0 = ix->tile_k[2 * e], k1 = ix->tile_k[2 * e + 1];
-        pos += cb_records(&tr, k1, k1 - k0 + 1, j, vsize, stride, st + pos, &nb);
+        /* the window: the tile's (double) or its thread-block's (float) */
+        const int32_t *w = ix->win ? ix->win + 2 * (j * tile_blocks + t / SE_TDBEM_WARPS) : NULL;
+        const int32_t k1 = w ? w[0] : ix->tile_k[2 * e + 1];
+        const int32_t span = w ? w[1] : ix->tile_k[2 * e + 1] - ix->tile_k[2 * e] + 1;
+        pos += cb_records(&tr, k1, span, j, vsize, stride, st + pos, &nb);
       }
     }
     if (cudaMemcpy((unsigned char *)g->cb + off[ra], st, (size_t)(off[rb] - off[ra]),
@@ -656,63 +695,38 @@ static int fill_image_cb(se_tdbem_cuda_t g, const se_tdbem_slices *s, const imag
   return rc;
 }
 
-/* The near field of the slices s by rows (radiate_kernel's layout): the row-vectors with
- * kstart <= g->near_p, their values up to k = near_p in the slices' precision; uploaded. */
+/* The near field of the slices s by rows (radiate_kernel's layout): the row-vectors of
+ * se_tdbem_slices_near(s, g->near_p) (kstart <= near_p, values up to k = near_p, the slices'
+ * precision), a row's entries in slice order; uploaded. */
 static int near_upload(se_tdbem_cuda_t g, const se_tdbem_slices *s, se_error *err) {
-  const int64_t n = g->n, P = g->near_p, r0 = s->slice_ptr[0], r1 = s->slice_ptr[s->count];
-  int64_t entries = 0, values = 0;
-#pragma omp parallel for reduction(+ : entries)
-  for (int64_t r = r0; r < r1; r++)
-    entries += s->kstart[r] <= P;
+  const int64_t n = g->n, P = g->near_p;
+  se_tdbem_slices nf = {0};
+  SE_TRY(se_tdbem_slices_near(s, (int)P, &nf, err));
+  const int64_t entries = nf.n_rowvectors, values = nf.n_values;
   int64_t *row_ptr = calloc((size_t)n + 1, sizeof *row_ptr);
-  int64_t *near = malloc(((size_t)entries + 1) * sizeof *near); /* slice order */
   int64_t *vptr = malloc(((size_t)entries + 1) * sizeof *vptr);
   int32_t *col = malloc(((size_t)entries + 1) * sizeof *col);
   int32_t *kk = malloc(((size_t)entries + 1) * sizeof *kk);
   const size_t vsize = s->precision == SE_PRECISION_SINGLE ? sizeof(float) : sizeof(double);
-  unsigned char *val = NULL;
-  int rc = row_ptr && near && vptr && col && kk ? SE_OK : SE_ERR_NOMEM;
+  int rc = row_ptr && vptr && col && kk ? SE_OK : SE_ERR_NOMEM;
   if (rc == SE_OK) {
-    int64_t e = 0;
-    for (int64_t r = r0; r < r1; r++)
-      if (s->kstart[r] <= P) {
-        near[e++] = r;
-        row_ptr[s->row[r] + 1]++;
-      }
+    for (int64_t r = 0; r < entries; r++)
+      row_ptr[nf.row[r] + 1]++;
     for (int64_t i = 0; i < n; i++)
       row_ptr[i + 1] += row_ptr[i];
-    int64_t *fill = malloc(((size_t)n + 1) * sizeof *fill);
-    rc = fill ? SE_OK : SE_ERR_NOMEM;
-    if (rc == SE_OK) { /* entries of a row in slice order */
-      memcpy(fill, row_ptr, ((size_t)n + 1) * sizeof *fill);
-      int64_t j = 0;
-      for (int64_t x = 0; x < entries; x++) {
-        const int64_t r = near[x];
-        while (s->slice_ptr[j + 1] <= r)
-          j++;
-        const int64_t at = fill[s->row[r]]++;
-        const int64_t kept = rv_len(s, r) < P - s->kstart[r] + 1 ? rv_len(s, r) : P - s->kstart[r] + 1;
+    /* the row-vectors in slice order, each at its row's next entry (row_ptr[i] counts up to
+     * row i + 1's start, then moves back) */
+    for (int64_t j = 0; j < nf.count; j++)
+      for (int64_t r = nf.slice_ptr[j]; r < nf.slice_ptr[j + 1]; r++) {
+        const int64_t at = row_ptr[nf.row[r]]++;
         col[at] = (int32_t)j;
-        kk[at] = (int32_t)(s->kstart[r] | kept << 16);
-        vptr[at] = r; /* the row-vector, replaced by the value offsets below */
+        kk[at] = (int32_t)(nf.kstart[r] | rv_len(&nf, r) << 16);
+        vptr[at] = nf.val_ptr[r];
       }
-      free(fill);
-      for (int64_t at = 0; at < entries; at++) {
-        const int64_t r = vptr[at], kept = kk[at] >> 16;
-        vptr[at] = values;
-        near[at] = r;
-        values += kept;
-      }
-      vptr[entries] = values;
-      val = malloc(((size_t)values + 1) * vsize);
-      rc = val ? SE_OK : SE_ERR_NOMEM;
-    }
-    if (rc == SE_OK)
-#pragma omp parallel for schedule(static)
-      for (int64_t at = 0; at < entries; at++)
-        memcpy(val + (size_t)vptr[at] * vsize,
-               (const unsigned char *)s->val + (size_t)s->val_ptr[near[at]] * vsize,
-               (size_t)(vptr[at + 1] - vptr[at]) * vsize);
+    for (int64_t i = n; i > 0; i--)
+      row_ptr[i] = row_ptr[i - 1];
+    row_ptr[0] = 0;
+    vptr[entries] = values;
   }
   if (rc == SE_OK &&
       (cudaMalloc((void **)&g->near_row_ptr, ((size_t)n + 1) * sizeof(int64_t)) != cudaSuccess ||
@@ -726,14 +740,13 @@ static int near_upload(se_tdbem_cuda_t g, const se_tdbem_slices *s, se_error *er
        cudaMemcpy(g->near_val_ptr, vptr, ((size_t)entries + 1) * sizeof(int64_t), cudaMemcpyHostToDevice) != cudaSuccess ||
        cudaMemcpy(g->near_col, col, (size_t)entries * sizeof(int32_t), cudaMemcpyHostToDevice) != cudaSuccess ||
        cudaMemcpy(g->near_kk, kk, (size_t)entries * sizeof(int32_t), cudaMemcpyHostToDevice) != cudaSuccess ||
-       cudaMemcpy(g->near_val, val, (size_t)values * vsize, cudaMemcpyHostToDevice) != cudaSuccess))
+       cudaMemcpy(g->near_val, nf.val, (size_t)values * vsize, cudaMemcpyHostToDevice) != cudaSuccess))
     rc = SE_ERR_CUDA;
   free(row_ptr);
-  free(near);
   free(vptr);
   free(col);
   free(kk);
-  free(val);
+  se_tdbem_slices_free(&nf);
   if (rc == SE_ERR_NOMEM)
     SE_FAIL(err, SE_ERR_NOMEM, "out of memory building the near field (%lld entries)",
             (long long)entries);
@@ -774,7 +787,8 @@ int se_tdbem_cuda_set_interval(se_tdbem_cuda_t g, const se_tdbem_slices *s, cons
   const int span_max = g->precision == SE_PRECISION_SINGLE ? 65000 : 65535;
   if (rc == SE_OK && g->kernel == SE_TDBEM_GPU_CB && g->win_max > span_max)
     rc = se_error_set(err, SE_ERR_INPUT, __FILE__, __LINE__, __func__,
-                      "GPU worker (CB): a tile's k range spans %d > %d columns", g->win_max,
+                      "GPU worker (CB): the k range of a tile (double values) or of a "
+                      "thread-block's tiles (float) spans %d > %d columns", g->win_max,
                       span_max);
   if (rc == SE_OK)
     rc = allocate_image(g, &ix, err);
@@ -875,7 +889,8 @@ int se_tdbem_cuda_sum_start_known(se_tdbem_cuda_t g, int64_t n, int64_t known, i
                                   .hist_len32 = (int)g->hist_len,
                                   .hist = g->hist, .blk_ptr = g->blk_ptr,
                                   .tile_k = g->tile_k, .blk_k0 = g->blk_k0,
-                                  .run_off = g->run_off, .stream = g->cb, .val = g->val,
+                                  .run_off = g->run_off, .cb_win = g->cb_win, .stream = g->cb,
+                                  .val = g->val,
                                   .partial = g->partial};
   SE_CUDA_CHECK(err, cudaStreamWaitEvent(g->stream, g->hist_ready, 0)); /* the pushes so far */
   SE_CUDA_CHECK(err, cudaEventRecord(g->start, g->stream));

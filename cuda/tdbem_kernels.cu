@@ -2,7 +2,8 @@
  * product of the Full-Blocking and Contiguous-Blocking images, the reduction of the chunks'
  * partial vectors, the history update. One warp handles one tile of 32 output rows for a chunk of
  * consecutive slices; for each slice it gathers the past values of the tile's k range into its
- * shared window once, then multiplies the tile's blocks: each stored value is loaded once
+ * shared window once (CB with float values: one window per slice for the 4 tiles of a
+ * thread-block), then multiplies the tile's blocks: each stored value is loaded once
  * (coalesced; CB: streamed through a shared-memory ring with cp.async) and multiplied with ng
  * consecutive window entries held in registers. The number of
  * vectors NG (1, 2, 4, 8, 16; any ng <= NG is computed by the NG kernel) and the FB block width
@@ -54,6 +55,19 @@ __device__ __forceinline__ void gather(const se_tdbem_kernel_args &a, int64_t j,
   __syncwarp();
 }
 
+/* The chunk's sums of the lane's row tile * 32 + lane (if < n) into partial[chunk][q][row], q <
+ * ng. */
+template <int NG>
+__device__ __forceinline__ void store_partial(const se_tdbem_kernel_args &a, int tile, int lane,
+                                              const double (&acc)[NG]) {
+  const int64_t row = (int64_t)tile * 32 + lane;
+  if (row < a.n)
+#pragma unroll
+    for (int q = 0; q < NG; q++)
+      if (q < a.ng)
+        a.partial[((int64_t)blockIdx.y * a.ng + q) * a.n + row] = acc[q];
+}
+
 /* Full-Blocking: lane = row of the tile; the accumulators stay in registers over every block of
  * every slice of the chunk. */
 template <typename V, int NG, int BC>
@@ -94,12 +108,7 @@ __global__ void __launch_bounds__(WARPS * 32) fb_kernel(se_tdbem_kernel_args a) 
           acc[q] = fma((double)v[c], w[c - q + NG - 1], acc[q]);
     }
   }
-  const int64_t row = (int64_t)tile * 32 + lane;
-  if (row < a.n)
-#pragma unroll
-    for (int q = 0; q < NG; q++)
-      if (q < a.ng)
-        a.partial[((int64_t)blockIdx.y * a.ng + q) * a.n + row] = acc[q];
+  store_partial<NG>(a, tile, lane, acc);
 }
 
 /* cp.async of 16 bytes global -> shared (bypassing L1), its commit and its wait (the number of
@@ -279,12 +288,7 @@ __global__ void __launch_bounds__(WARPS * 32) cb_kernel(se_tdbem_kernel_args a) 
       issue();
     }
   }
-  const int64_t row = (int64_t)tile * 32 + lane;
-  if (row < a.n)
-#pragma unroll
-    for (int q = 0; q < NG; q++)
-      if (q < a.ng)
-        a.partial[((int64_t)blockIdx.y * a.ng + q) * a.n + row] = acc[q];
+  store_partial<NG>(a, tile, lane, acc);
 }
 
 /* Shared-window helpers of the pair kernel: addresses are 32-bit shared-window addresses (the
@@ -321,6 +325,10 @@ __device__ __forceinline__ uint4 lds16(unsigned at) {
                : "r"(at));
   return v;
 }
+__device__ __forceinline__ int4 lds16i(unsigned at) {
+  const uint4 v = lds16(at);
+  return make_int4((int)v.x, (int)v.y, (int)v.z, (int)v.w);
+}
 __device__ __forceinline__ uint2 lds8(unsigned at) {
   uint2 v;
   asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "r"(at));
@@ -332,10 +340,6 @@ __device__ __forceinline__ unsigned lds4(unsigned at) {
   return v;
 }
 
-/* Window entries of the pair kernel loaded into registers before the record (x = lane + 32 t):
- * windows up to 64 entries; the rest (rare) is read in window_store_pairs. */
-constexpr int CBP_WIN_REGS = 2;
-
 /* The history row of local slice j, computed once (the asm keeps the compiler from folding it
  * into every entry's 64-bit address). */
 __device__ __forceinline__ const double *history_row(const se_tdbem_kernel_args &a, int j) {
@@ -343,38 +347,57 @@ __device__ __forceinline__ const double *history_row(const se_tdbem_kernel_args 
   asm("mov.b64 %0, %0;" : "+l"(h));
   return h;
 }
-/* g[t] = window entry lane + 32 t of (slice j, k1), as window_value (read-only loads; kept in
- * double until the store, so that the record's products hide the loads' latency). */
-__device__ __forceinline__ void window_load_pairs(const se_tdbem_kernel_args &a, int j, int k1,
-                                                  int lane, double *g) {
-  const double *h = history_row(a, j);
-  const window_ref w = window_of(a, k1);
-#pragma unroll
-  for (int t = 0; t < CBP_WIN_REGS; t++) {
-    const int x = lane + 32 * t, slot = w.slot0 + x;
-    g[t] = x >= w.lo && x < w.hi ? __ldg(h + (slot >= a.hist_len32 ? slot - a.hist_len32 : slot))
-                                 : 0.0;
-  }
+__device__ __forceinline__ void sts16(unsigned at, int4 v) {
+  asm volatile("st.shared.v4.s32 [%0], {%1, %2, %3, %4};" ::"r"(at), "r"(v.x), "r"(v.y),
+               "r"(v.z), "r"(v.w)
+               : "memory");
 }
-/* Stores g and the rest of the window (len entries) into E (el: E + SE_TDBEM_CB_PIECE + lane)
- * and O (ol: O + SE_TDBEM_CB_PIECE + 1 + lane). */
-__device__ __forceinline__ void window_store_pairs(const se_tdbem_kernel_args &a, int j, int k1,
-                                                   int len, int lane, const double *g,
-                                                   unsigned el, unsigned ol) {
-#pragma unroll
-  for (int t = 0; t < CBP_WIN_REGS; t++)
-    if (lane + 32 * t < len) {
-      sts(el + 128 * t, (float)g[t]);
-      sts(ol + 128 * t, (float)g[t]);
-    }
-  if (len > 32 * CBP_WIN_REGS) {
-    const double *h = history_row(a, j);
-    const window_ref w = window_of(a, k1);
-    for (int x = 32 * CBP_WIN_REGS; x + lane < len; x += 32) {
-      const float v = (float)window_value(a, h, w, x + lane);
-      sts(el + 4 * x, v);
-      sts(ol + 4 * x, v);
-    }
+
+/* The window of (slice, thread-block) in the pair kernel, set up once per launch by one thread
+ * per slice of the chunk and kept in shared memory as an int4 of 16-bit fields (a window has at
+ * most 65 015 entries): x, y: the address of the history slot of entry 0 before the wrap
+ * (window_of's slot0, 64 bits), z: lo | (hi - lo) << 16, w: len | wrap << 16; entry x < len is
+ * the history at that address + x (- hist_len for x >= wrap) for lo <= x < hi, else 0
+ * (window_of); len = 0 where the block's tiles have no records in the slice. */
+template <int NG>
+__device__ __forceinline__ int4 cb_slice_window(const se_tdbem_kernel_args &a, int j) {
+  const int2 ks =
+      __ldg(reinterpret_cast<const int2 *>(a.cb_win) + (int64_t)j * gridDim.x + blockIdx.x);
+  const int len = ks.y > 0 ? ks.y + NG - 1 : 0; /* k1, span */
+  const window_ref w = window_of(a, ks.x);
+  const int lo = min(w.lo, len), valid = max(min(w.hi, len) - lo, 0);
+  const int wrap = min(a.hist_len32 - w.slot0, 0xffff); /* > lo: slot0 + lo < hist_len */
+  const uint64_t at = (uint64_t)history_row(a, j) + (uint64_t)(int64_t)w.slot0 * sizeof(double);
+  return make_int4((int)(unsigned)at, (int)(unsigned)(at >> 32),
+                   (int)((unsigned)lo | (unsigned)valid << 16),
+                   (int)((unsigned)len | (unsigned)wrap << 16));
+}
+/* Entry x of the window w from the history (a read-only load; kept in double until the store,
+ * so that the slice's records hide the load's latency). */
+__device__ __forceinline__ double cb_window_entry(const se_tdbem_kernel_args &a, const int4 &w,
+                                                  int x) {
+  const double *at = reinterpret_cast<const double *>((uint64_t)(unsigned)w.x |
+                                                      (uint64_t)(unsigned)w.y << 32);
+  const int lo = w.z & 0xffff, wrap = (int)((unsigned)w.w >> 16);
+  return (unsigned)(x - lo) < ((unsigned)w.z >> 16) ? __ldg(at + (x >= wrap ? x - a.hist_len32 : x))
+                                                    : 0.0;
+}
+/* Stores the window w into E and O (el: E + SE_TDBEM_CB_PIECE + x, ol: O + SE_TDBEM_CB_PIECE + 1
+ * + x): entry x = threadIdx.x from g, the entries past the block's threads (windows longer than
+ * THREADS entries, rare) straight from the history. */
+template <int THREADS>
+__device__ __forceinline__ void cb_window_store(const se_tdbem_kernel_args &a, const int4 &w,
+                                                int x, double g, unsigned el, unsigned ol) {
+  const int len = w.w & 0xffff;
+  if (x < len) {
+    sts(el, (float)g);
+    sts(ol, (float)g);
+  }
+#pragma unroll 1
+  for (int y = THREADS; x + y < len; y += THREADS) {
+    const float v = (float)cb_window_entry(a, w, x + y);
+    sts(el + 4 * y, v);
+    sts(ol + 4 * y, v);
   }
 }
 
@@ -414,46 +437,60 @@ __device__ __forceinline__ void cb_pairs(float (&w)[NG + 2], float (&sums)[NG], 
 }
 
 /* Contiguous-Blocking for float values, the pair layout (cuda/tdbem_kernels.h, docs/tdbem.md
- * Section 16): as cb_kernel (one warp per run, a cp.async ring, lane = row, the next window in
- * registers, converted to float when stored after the record), but per pair column and lane one
- * 8-byte load of two values (at the offset of the column's half-warp part from the record's
- * table + 8 x the lane's slot; zeros past the lane's piece) and one 8-byte load of the two new
- * window entries (from the copy E or O that aligns them, chosen by the host), then 2 NG float
- * products; the other NG - 1 window entries slide along in registers. The ring starts at a
- * shared address that is a multiple of its size, so a ring address is (offset & MASK) | ring;
+ * Section 16): as cb_kernel (one warp per run, a cp.async ring, lane = row), but per pair column
+ * and lane one 8-byte load of two values (at the offset of the column's half-warp part from the
+ * record's table + 8 x the lane's slot; zeros past the lane's piece) and one 8-byte load of the
+ * two new window entries (from the copy E or O that aligns them, chosen by the host), then 2 NG
+ * float products; the other NG - 1 window entries slide along in registers. The ring starts at
+ * a shared address that is a multiple of its size, so a ring address is (offset & MASK) | ring;
  * offsets count from the 128-byte boundary before the run, so a copy's source and destination
- * share their alignment. Products are summed in float over up to CBP_FLUSH records (at most 88
- * per lane and vector), then added to the double accumulators. 64 registers (8 thread-blocks
- * per multiprocessor) for ng <= 8. */
+ * share their alignment. The window is one per slice and thread-block (Section 16, session 5):
+ * the 4 warps walk the chunk's slices in step, each multiplying its tile's records of the slice
+ * (maybe none) while the block's threads hold the next slice's window entries (one per thread)
+ * in registers, stored into the second window buffer after the records, then one barrier per
+ * slice. Products are summed in float over up to CBP_FLUSH records (at most 88 per lane and
+ * vector), then added to the double accumulators. 64 registers (8 thread-blocks per
+ * multiprocessor) for ng <= 8. */
 template <int NG>
 __global__ void __launch_bounds__(WARPS * 32, NG <= 8 ? 8 : 4)
     cb_pair_kernel(se_tdbem_kernel_args a) {
   constexpr int PAIRS = SE_TDBEM_CB_PIECE_PAIRS / 2, HEAD = SE_TDBEM_CB_HEAD_PAIRS;
   constexpr int RING = SE_TDBEM_CB_RING(4), GROUP = SE_TDBEM_CB_GROUP, MASK = RING - 1;
-  constexpr int CBP_FLUSH = 4;
+  constexpr int CBP_FLUSH = 4, THREADS = WARPS * 32;
   static_assert(GROUP == 2 * 32 * 16, "two cp.async per lane and group");
   static_assert(HEAD + 8 * 32 * PAIRS + 16 <= RING - GROUP, "a record fits behind a group");
   static_assert(NG <= 16 && 2 * PAIRS <= CB_PAD, "the window's bounds (se_tdbem_cb_pair_stride)");
+  static_assert(SE_TDBEM_CHUNK_SLICES <= THREADS, "one thread per slice sets up its window");
   extern __shared__ __align__(16) unsigned char smem_cb[];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int x = threadIdx.x, lane = x & 31, warp = x >> 5;
   const int tile = blockIdx.x * WARPS + warp;
-  if (tile >= a.tiles)
-    return;
   const unsigned s0 = (unsigned)__cvta_generic_to_shared(smem_cb);
   const unsigned pad = (0u - s0) & (unsigned)MASK;
   const unsigned ring = opaque(s0 + pad + (unsigned)(warp * RING)); /* a multiple of RING */
+  /* the windows of the chunk's even and odd slices (E then O, wbuf bytes each), then the
+   * slices' windows (int4, cb_slice_window) */
   const int stride = se_tdbem_cb_pair_stride(a.win_max);
-  const unsigned e = opaque(s0 + pad + WARPS * RING + (unsigned)(warp * 2 * stride) * 4u);
-  for (int x = lane; x < 2 * stride; x += 32)
-    sts(e + 4 * x, 0.0f);
-  const unsigned el = opaque(e + 4 * (CB_PAD + lane)), ol = opaque(el + 4 * (stride + 1));
-  /* offsets from the 128-byte boundary at or before the run (the copies' source and destination
-   * then share their alignment): the run is [pos, run_end) */
-  const int64_t r = (int64_t)blockIdx.y * a.tiles + tile, start = a.run_off[r];
-  const unsigned char *src =
-      static_cast<const unsigned char *>(a.stream) + (start & ~(int64_t)127) + 16 * lane;
-  int pos = (int)(start & 127);
-  const int run_end = pos + (int)(a.run_off[r + 1] - start); /* < 2^31 (allocate_image) */
+  const unsigned win = opaque(s0 + pad + WARPS * RING), wbuf = 8u * (unsigned)stride;
+  const unsigned windows = win + 2 * wbuf;
+  for (int y = x; y < 4 * stride; y += THREADS)
+    sts(win + 4 * y, 0.0f);
+  const int j0 = (int)(blockIdx.y * a.chunk); /* local slices: int32 in the records */
+  const int slices = (int)opaque((unsigned)min(a.chunk, a.count - j0));
+  if (x < slices) /* and an empty window after the last slice */
+    sts16(windows + 16 * x, cb_slice_window<NG>(a, j0 + x));
+  if (x == 0)
+    sts16(windows + 16 * slices, make_int4(0, 0, 0, 0));
+  const unsigned el = opaque(win + 4 * (CB_PAD + x)), ol = opaque(el + 4 * (stride + 1));
+  /* the run [pos, run_end), offsets from the 128-byte boundary at or before it (the copies'
+   * source and destination then share their alignment); empty for warps past the last tile */
+  const unsigned char *src = static_cast<const unsigned char *>(a.stream) + 16 * lane;
+  int pos = 0, run_end = 0;
+  if (tile < a.tiles) {
+    const int64_t r = (int64_t)blockIdx.y * a.tiles + tile, start = a.run_off[r];
+    src += start & ~(int64_t)127;
+    pos = (int)(start & 127);
+    run_end = pos + (int)(a.run_off[r + 1] - start); /* < 2^31 (allocate_image) */
+  }
   double acc[NG];
   float sums[NG];
 #pragma unroll
@@ -477,7 +514,7 @@ __global__ void __launch_bounds__(WARPS * 32, NG <= 8 ? 8 : 4)
     }
   };
   /* waits until the bytes [0, need) of the run are in the ring (at most RING / GROUP - 1 groups
-   * stay in flight) and makes them, and the window stored last, visible to the warp */
+   * stay in flight) and makes them visible to the warp */
   auto wait_for = [&](int need) {
     const int pending = groups - (int)(((unsigned)need + GROUP - 1) / GROUP);
     if (pending >= 2)
@@ -489,22 +526,31 @@ __global__ void __launch_bounds__(WARPS * 32, NG <= 8 ? 8 : 4)
     __syncwarp();
   };
   auto at = [&](unsigned off) { return (off & (unsigned)MASK) | ring; };
+  /* the header of the record at pos: k1, span, local slice, bytes | pairs << 16 (slice ~0: the
+   * run is done) */
+  uint4 h = make_uint4(0, 0, 0xffffffffu, 0);
   if (pos < run_end) {
     issue();
     wait_for(pos + 16);
-    uint4 h = lds16(at(pos)); /* k1, window span, local slice, bytes | pairs << 16 */
-    double g[CBP_WIN_REGS];
-    window_load_pairs(a, (int)h.z, (int)h.x, lane, g);
-    window_store_pairs(a, (int)h.z, (int)h.x, (int)h.y + NG - 1, lane, g, el, ol);
-    while (pos < run_end) {
+    h = lds16(at(pos));
+  }
+  __syncthreads(); /* the zeros and the slices' windows */
+  {
+    const int4 w = lds16i(windows);
+    cb_window_store<THREADS>(a, w, x, cb_window_entry(a, w, x), el, ol);
+  }
+  __syncthreads();
+  unsigned cur = 0; /* the byte offset of slice j's window from win: 0 or wbuf */
+#pragma unroll 1
+  for (int i = 0, j = j0; i < slices; i++, j++) {
+    const double g = cb_window_entry(a, lds16i(windows + 16 * (i + 1)), x); /* the next slice's */
+    const unsigned e = win + cur; /* E of slice j */
+    while (h.z == (unsigned)j) {
       const int end = pos + (int)(h.w & 0xffffu);
       wait_for(end + 16 < run_end ? end + 16 : run_end);
       uint4 hn = make_uint4(0, 0, 0xffffffffu, 0);
       if (end < run_end)
         hn = lds16(at(end));
-      const bool new_win = end < run_end && hn.z != h.z;
-      if (new_win)
-        window_load_pairs(a, (int)hn.z, (int)hn.x, lane, g);
       const unsigned tb = (unsigned)(pos + 16 + 24 * (lane >> 4)); /* the half-warp's offsets */
       const uint2 t0 = lds8(at(tb)), t1 = lds8(at(tb + 8)), t2 = lds8(at(tb + 16));
       const unsigned tw[6] = {t0.x, t0.y, t1.x, t1.y, t2.x, t2.y};
@@ -528,20 +574,19 @@ __global__ void __launch_bounds__(WARPS * 32, NG <= 8 ? 8 : 4)
           sums[q] = 0.0f;
         }
       }
-      __syncwarp(); /* the window is read; the next wait_for orders the new one */
-      if (new_win)
-        window_store_pairs(a, (int)hn.z, (int)hn.x, (int)hn.y + NG - 1, lane, g, el, ol);
+      __syncwarp(); /* the record is read before its ring bytes take new groups */
       pos = end;
       h = hn;
       issue();
     }
+    cur = wbuf - cur;
+    cb_window_store<THREADS>(a, lds16i(windows + 16 * (i + 1)), x, g, el + cur, ol + cur);
+    __syncthreads(); /* the next window is stored, this one is read */
   }
-  const int64_t row = (int64_t)tile * 32 + lane;
-  if (row < a.n)
 #pragma unroll
-    for (int q = 0; q < NG; q++)
-      if (q < a.ng)
-        a.partial[((int64_t)blockIdx.y * a.ng + q) * a.n + row] = acc[q] + (double)sums[q];
+  for (int q = 0; q < NG; q++)
+    acc[q] += (double)sums[q];
+  store_partial<NG>(a, tile, lane, acc);
 }
 
 /* One row of the radiation: see radiate_kernel. */
@@ -682,9 +727,11 @@ cudaError_t sum_kernel_of(int kernel, int single, int ng, int bc, int win_max, s
   const int index = ng <= 1 ? 0 : ng <= 2 ? 1 : ng <= 4 ? 2 : ng <= 8 ? 3 : 4;
   const int NG = 1 << index;
   *k = kernel == 0 ? cb_kernels[single != 0][index] : fb_kernels[single != 0][bc == 32][index];
-  if (kernel == 0 && single) /* the rings, one ring more for their alignment, two window copies */
+  if (kernel == 0 && single) /* the rings, one ring more for their alignment, two windows of two
+                                copies, the chunk's slices' windows (int4) */
     *bytes = (WARPS + 1) * SE_TDBEM_CB_RING(4) +
-             WARPS * 2 * (size_t)se_tdbem_cb_pair_stride(win_max) * sizeof(float);
+             2 * 2 * (size_t)se_tdbem_cb_pair_stride(win_max) * sizeof(float) +
+             (SE_TDBEM_CHUNK_SLICES + 1) * 16;
   else if (kernel == 0)
     *bytes = WARPS * (SE_TDBEM_CB_RING(8) +
                       (size_t)se_tdbem_cb_window_stride(win_max, NG, 8) * sizeof(double));

@@ -11,8 +11,11 @@ extern "C" {
 #endif
 
 /* Rows per tile: one warp, one row per lane; tiles (warps) per thread-block of the summation
- * kernels (grid: tiles / SE_TDBEM_WARPS x chunks). */
-enum { SE_TDBEM_TILE = 32, SE_TDBEM_WARPS = 4 };
+ * kernels (grid: tiles / SE_TDBEM_WARPS x chunks); most slices of a chunk (a CB run: a product's
+ * thread-block lives about its slices' records long, so that the radiation's blocks, on the
+ * priority stream, find free multiprocessors soon; the float CB kernel sets up the windows of a
+ * chunk's slices with one thread each). */
+enum { SE_TDBEM_TILE = 32, SE_TDBEM_WARPS = 4, SE_TDBEM_CHUNK_SLICES = 128 };
 
 /* The CB stream: records of SE_TDBEM_CB_HEAD bytes of header and metadata, then the values padded
  * to 16 bytes; a warp's ring holds SE_TDBEM_CB_RING bytes (a power of 2), filled by groups of
@@ -29,11 +32,13 @@ enum { SE_TDBEM_CB_PIECE_PAIRS = 22, SE_TDBEM_CB_HEAD_PAIRS = 16 + 48 + 128 };
  * multiprocessor), 8 KB for double. */
 #define SE_TDBEM_CB_RING(size) ((size) == 4 ? 4096 : 8192)
 
-/* The window of the float (pair) kernel: two float copies E and O of this many entries each
- * (the same for every ng <= 16): SE_TDBEM_CB_PIECE zeros, then E[SE_TDBEM_CB_PIECE + x] = window
- * entry x (x < win_max + ng - 1) and O[i] = E[i - 1], so that any two consecutive entries are
- * one aligned 8-byte load from E or O. 16 mod 32 entries: O's banks sit half a bank row from E's,
- * so that lanes reading nearby entries of E and O rarely share a bank. */
+/* The window of the float (pair) kernel, one per (slice, thread-block of SE_TDBEM_WARPS tiles):
+ * two float copies E and O of this many entries each (the same for every ng <= 16):
+ * SE_TDBEM_CB_PIECE zeros, then E[SE_TDBEM_CB_PIECE + x] = window entry x (x < win_max + ng - 1,
+ * win_max: the longest k range of a block's tiles in a slice) and O[i] = E[i - 1], so that any
+ * two consecutive entries are one aligned 8-byte load from E or O. 16 mod 32 entries: O's banks
+ * sit half a bank row from E's, so that lanes reading nearby entries of E and O rarely share a
+ * bank. */
 #ifdef __CUDACC__
 __host__ __device__
 #endif
@@ -68,18 +73,20 @@ static inline int se_tdbem_cb_window_stride(int win_max, int ng, int size) {
  *     values column-major, column c holding the values of the pieces longer than c in slot order
  *     (so the value of slot s is the column's s-th), padded with zeros to 16 bytes; double values.
  *     Float values use the pair layout: int32 k1, span, local slice j, record bytes | (number of
- *     pair columns) << 16; then uint16 pst[h][p], h < 2, p < 12: the byte offset, from the first
- *     value byte, of the half-warp h part of pair column p; then 32 uint32 woff / 2 | slot << 16 |
- *     length << 21, slot numbering the pieces of the lane's half-warp by length, longest first
- *     (ties by lane), and the lane's window pairs starting at entry woff of E (from E's start,
- *     O = E + stride: se_tdbem_cb_pair_stride): with y = SE_TDBEM_CB_PIECE + k1 - kstart,
- *     woff = y - 1 in E for odd y, y in O for even y (lanes without a piece: y =
+ *     pair columns) << 16, where k1 and span are those of the window of the record's slice and
+ *     thread-block of tiles (the k range of the block's SE_TDBEM_WARPS tiles in the slice:
+ *     cb_win[2 (j * tile blocks + tile / SE_TDBEM_WARPS) ..] = k1, span; span 0: no records;
+ *     the kernel reads the window from cb_win); then uint16 pst[h][p], h < 2, p < 12: the byte
+ *     offset, from the first value byte, of the half-warp h part of pair column p; then 32 uint32
+ *     woff / 2 | slot << 16 | length << 21, slot numbering the pieces of the lane's half-warp by
+ *     length, longest first (ties by lane), and the lane's window pairs starting at entry woff of E
+ *     (from E's start, O = E + stride: se_tdbem_cb_pair_stride): with y = SE_TDBEM_CB_PIECE + k1 -
+ *     kstart, woff = y - 1 in E for odd y, y in O for even y (lanes without a piece: y =
  *     SE_TDBEM_CB_PIECE); then the pair columns p = 0, 1, ..: for half-warp 0, then 1, for each
  *     slot s whose piece is longer than 2p, values 2p and 2p + 1 of its piece (0 after an odd
- *     length) as 8 bytes, so that the pair of slot s of half h is at pst[h][p] + 8 s; the record
- *     is padded with zeros to 16 bytes. The products are float for
- *     float values (summed over up to 4 records in float, accumulated in double) and double for
- *     double values. */
+ *     length) as 8 bytes, so that the pair of slot s of half h is at pst[h][p] + 8 s; the record is
+ *     padded with zeros to 16 bytes. The products are float for float values (summed over up to 4
+ *     records in float, accumulated in double) and double for double values. */
 typedef struct se_tdbem_kernel_args {
   int64_t n, count, hist_len, chunk;
   int tiles, chunks, ng, bc, win_max;
@@ -91,6 +98,7 @@ typedef struct se_tdbem_kernel_args {
   const int32_t *tile_k;
   const int32_t *blk_k0;
   const int64_t *run_off;
+  const int32_t *cb_win; /* CB, float values: [count x tile blocks] (k1, span) */
   const void *stream;
   const void *val;
   double *partial; /* [chunks x ng x n] */

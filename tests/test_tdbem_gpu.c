@@ -1,9 +1,10 @@
 /* The GPU summation kernels of the tdbem workload (cuda/tdbem_cuda.h, docs/tdbem.md Section 12)
- * against the CPU summation se_tdbem_sum_cpu and the front-ordered CSR reference: Full-Blocking
- * (16 and 32 columns) and Contiguous-Blocking, every ng in 1 .. 16, double and single values,
- * random cases (empty slices, missing rows, rows longer than a block, N not a multiple of 32) and a
- * generated sphere, sub-intervals, moved intervals, the history update and the radiation of the
- * near field on the device (se_tdbem_cuda_radiate_*). Bounds: 1e-12 relative in double (double
+ * against the CPU summation se_tdbem_sum_cpu and the front-ordered CSR reference: Full-Blocking (16
+ * and 32 columns) and Contiguous-Blocking, every ng in 1 .. 16, double and single values, random
+ * cases (empty slices, missing rows, rows longer than a block, N not a multiple of 32, windows
+ * longer than a thread-block's 128 threads) and a generated sphere, sub-intervals, moved intervals,
+ * the history update, the radiation of the near field on the device (se_tdbem_cuda_radiate_*) and a
+ * product over long chunks of mostly empty slices. Bounds: 1e-12 relative in double (double
  * products and sums in both paths: the differences are rounding of the summation order, about
  * 1e-15) and 1e-5 in single (DESIGN.md; CB multiplies float values with the history rounded to
  * float and sums up to 4 records' products per lane (at most 88) in float, relative rounding about
@@ -241,6 +242,11 @@ int main(void) {
     snprintf(label, sizeof label, "%s random N 130 kmax 9", pn);
     check_case(&st, &s, label);
     se_tdbem_slices_free(&s);
+    /* windows of a slice's thread-block of tiles (float CB) longer than its 128 threads */
+    random_case(&s, prec, 77, 200, 0.6, 40, 21 + p);
+    snprintf(label, sizeof label, "%s random N 77 kmax 200", pn);
+    check_case(&st, &s, label);
+    se_tdbem_slices_free(&s);
     se_prep_tdbem_params pp;
     se_prep_tdbem_defaults(&pp);
     pp.n = 300;
@@ -258,7 +264,8 @@ int main(void) {
   /* the radiation of N = 300 000 rows (one warp per row: more rows than 65 535 blocks of 4
    * warps cover) on the device = se_tdbem_radiate_cpu: a worker of 200 slices whose rows are
    * spread over all N, rows past 262 140 among them (a skipped row would keep 0 against the CPU's
-   * value) */
+   * value); then the CB product of those slices (long chunks of slices in which most
+   * thread-blocks of tiles have no records) = se_tdbem_sum_cpu */
   for (int p = 0; p < 2; p++) {
     se_tdbem_slices all;
     sparse_case(&all, p ? SE_PRECISION_SINGLE : SE_PRECISION_DOUBLE, 300000);
@@ -266,10 +273,13 @@ int main(void) {
     const int64_t N = s.n, hist_len = s.kmax + 16;
     double *a = se_test_calloc((size_t)s.count, sizeof *a);
     double *hist = se_test_calloc((size_t)(s.count * hist_len), sizeof *hist);
-    double *gpu = se_test_calloc(3 * (size_t)N, sizeof *gpu), *cpu = se_test_calloc(3 * (size_t)N, sizeof *cpu);
+    double *gpu = se_test_calloc(8 * (size_t)N, sizeof *gpu);
+    double *cpu = se_test_calloc(8 * (size_t)N, sizeof *cpu);
     uint64_t rng = 17;
+    for (int64_t x = 0; x < s.count * hist_len; x++)
+      hist[x] = se_rand_uniform(&rng, -2, 2);
     for (int64_t j = 0; j < s.count; j++)
-      a[j] = hist[j * hist_len + 4] = se_rand_uniform(&rng, -2, 2);
+      a[j] = hist[j * hist_len + 4];
     se_error err = {0};
     se_tdbem_cuda_t g;
     se_test_ok(se_tdbem_cuda_create(0, SE_TDBEM_GPU_CB, 16, N, s.kmax, s.precision, hist_len, &g, &err),
@@ -286,6 +296,15 @@ int main(void) {
     SE_EXPECT(&st, past_cap > 0 && e <= (p ? 1e-5 : 1e-12),
               "%s radiation of N 300 000 rows (%lld row-vectors past row 262 140): %.3g",
               p ? "single" : "double", (long long)past_cap, e);
+    memset(gpu, 0, 8 * (size_t)N * sizeof *gpu);
+    memset(cpu, 0, 8 * (size_t)N * sizeof *cpu);
+    se_test_ok(se_tdbem_cuda_sum_start(g, 5, 8, &err), &err, "sum_start (N 300 000)");
+    se_test_ok(se_tdbem_cuda_sum_finish(g, gpu, NULL, &err), &err, "sum_finish (N 300 000)");
+    se_test_ok(se_tdbem_sum_cpu(&s, hist, hist_len, 5, 8, cpu, &err), &err,
+               "se_tdbem_sum_cpu (N 300 000)");
+    const double es = se_test_max_rel(gpu, cpu, 8 * N);
+    SE_EXPECT(&st, es <= (p ? 1e-5 : 1e-12), "%s CB product of N 300 000 rows: %.3g",
+              p ? "single" : "double", es);
     se_tdbem_cuda_destroy(g);
     free(a);
     free(hist);
