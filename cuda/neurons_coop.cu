@@ -3,8 +3,11 @@
 // j * G + c), every intermediate of the step in shared memory. fused2's per-row arithmetic
 // (neurons_stream.h) on the same values in the same order; the host model se_coop_reference_step
 // performs the same phases. Each phase loads the plan records of its coming steps into a register
-// ring while a step computes. Measured (docs/gpu.md "Reading the coop numbers"): still latency-
-// bound at 4-8 warps per multiprocessor, and 7.4 warp instructions per medium-high compartment.
+// ring while a step computes. Measured (docs/gpu.md "Reading the coop numbers", third round):
+// 3.9 warp instructions per medium-high compartment, still latency-bound at 8 warps per
+// multiprocessor (half the cycles between two instructions of a warp wait on global loads).
+#include <type_traits>
+
 #include "neurons_coop_cuda.h"
 #include "neurons_device.cuh"
 #include "neurons_math.h"
@@ -57,9 +60,13 @@ struct ev_rec {
   int4 q1, q2, q3;
 };
 
-// Prefetch distances (steps) of phases 0, 1b, 3b, 2 and 3a: the records come from the L2 (a few
-// hundred cycles) and a step's own chain is shorter.
-constexpr int AHEAD_0 = 4, AHEAD_1B = 2, AHEAD_3B = 4, AHEAD_EV = 2;
+// The rings of phases 1b, 2 and 3a: R entries, the records of the next R - 1 steps in flight while
+// a step computes (they come from the L2, a few hundred cycles); phases 0 and 3b, whose steps are
+// short, R2. The loops are unrolled as many times as the ring has entries, so a step's ring index
+// is a constant and the load of step k + R - 1 goes to the entry of step k - 1: no register
+// moves. Steps and events are multiples of R and the tables padded (neurons_coop.h): no test of a
+// range's end (phases 0 and 3b: one per 2 R steps), no clamp of the loads ahead.
+constexpr int R = SE_COOP_RING, R2 = 2 * SE_COOP_RING; // R2: the short steps of phases 0, 3b
 
 template <int L>
 __global__ void __launch_bounds__(32, 16)
@@ -78,20 +85,19 @@ __global__ void __launch_bounds__(32, 16)
   char *const B = reinterpret_cast<char *>(S); // ... at byte offset x * G * 8
   double *const V = d.v + s0, *const Mg = d.m + s0, *const Hg = d.h + s0, *const Ng = d.n + s0;
   const se_coop_chunk *const rec = cp.rec + mo->rec + j; // chunk q of step k: rec[(4k + q) L]
-  const double t_mid = t_now + 0.5 * d.dt;
-  const int64_t kbeg = on ? d.stim_ptr[t] : 0, kend = on ? d.stim_ptr[t + 1] : 0;
-  const double v_root = on && j == 0 ? V[0] : 0.0;
-  const int nj = on ? hi - lo : 0;
+  const int nj = on ? hi - lo : 0;      // this thread's rows
+  const int steps = on ? mo->steps : 0; // the warp's steps (a multiple of R)
   // step k of this thread's range: row hi - 1 - k, slot k L + j at S + k * 32 + j G
   double *const Sj = S + j * G;
 
   // ---- 0: v of this thread's rows into their slots (asynchronous copies, all in flight at
-  // once), then b0 = a v + c + clamps at each of them (an hh row's is made again in 1a) ----
-  for (int k = 0; k < nj; k++)
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(
-                     (unsigned)__cvta_generic_to_shared(Sj + k * 32)),
-                 "l"(V + (int64_t)(hi - 1 - k) * W)
-                 : "memory");
+  // once), then a v + c at each of them (0 at hh rows: 1a makes their b0), then the clamps ----
+  {
+    const double *vk = V + (int64_t)(hi - 1) * W; // row hi - 1 - k
+    unsigned sk = (unsigned)__cvta_generic_to_shared(Sj);
+    for (int k = 0; k < nj; k++, vk -= W, sk += 32 * sizeof(double))
+      asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(sk), "l"(vk) : "memory");
+  }
   // the first hh step (1a), loaded while the copies are in flight
   const se_coop_chunk *const hrec = cp.hh + mo->hh + j; // chunk q of hh step k: hrec[(5k + q) L]
   const int hsteps = on ? mo->hh_steps : 0;
@@ -114,35 +120,42 @@ __global__ void __launch_bounds__(32, 16)
     return r;
   };
   hh_rec hn = hsteps > 0 ? load_hh(0) : hh_rec{};
-  double2 ac0[AHEAD_0];
+  const double v_root = on && j == 0 ? V[0] : 0.0;
+  const int64_t kbeg = on ? d.stim_ptr[t] : 0, kend = on ? d.stim_ptr[t + 1] : 0;
+  // q3 of step k0 + u at p0[(4 u + 3) L], the slot of step k0 + u at y0[u * 32]
+  const se_coop_chunk *p0 = rec;
+  double2 ac[R2];
 #pragma unroll
-  for (int u = 0; u < AHEAD_0; u++)
-    ac0[u] = ld_d2(rec + (4 * min(u, nj > 0 ? nj - 1 : 0) + 3) * L);
+  for (int u = 0; u < R2 - 1; u++)
+    ac[u] = ld_d2(p0 + (4 * u + 3) * L);
   asm volatile("cp.async.wait_all;" ::: "memory");
-  int64_t ks = kend - 1;
-  while (ks >= kbeg && d.stim_comp[ks] >= hi)
-    ks--;
-  int next = ks >= kbeg ? d.stim_comp[ks] : -1;
-  for (int k0 = 0; k0 < nj; k0 += AHEAD_0) {
+  double *y0 = Sj;
+  for (int k0 = 0; k0 < steps; k0 += R2, p0 += 4 * R2 * L, y0 += R2 * 32) {
 #pragma unroll
-    for (int u = 0; u < AHEAD_0; u++) {
-      const int k = k0 + u;
-      if (k >= nj)
+    for (int u = 0; u < R2; u++) {
+      if (u == R && k0 + R >= steps) // steps is a multiple of R
         break;
-      const double2 ac = ac0[u];
-      ac0[u] = ld_d2(rec + (4 * min(k + AHEAD_0, nj - 1) + 3) * L);
-      const int i = hi - 1 - k;
-      double bx = 0.0;
-      while (next == i) {
-        if (se_iclamp_on(t_mid, d.stim_delay[ks], d.stim_duration[ks]))
-          bx += d.stim_amplitude[ks];
-        ks--;
-        next = ks >= kbeg ? d.stim_comp[ks] : -1;
-      }
-      double *const y = Sj + k * 32;
-      *y = ac.x * *y + ac.y + bx;
+      ac[(u + R2 - 1) % R2] = ld_d2(p0 + (4 * (u + R2 - 1) + 3) * L);
+      y0[u * 32] = ac[u].x * y0[u * 32] + ac[u].y;
     }
   }
+  // the clamps of this thread's rows (the list is by compartment), a compartment's summed from
+  // the last first, as fused2: its slot then holds a v + c + bx (bx alone at an hh row)
+  const double t_mid = t_now + 0.5 * d.dt;
+  double bx = 0.0;
+  for (int64_t ks = kend - 1; ks >= kbeg; ks--) {
+    const int i = d.stim_comp[ks];
+    if (i < lo || i >= hi)
+      continue;
+    if (se_iclamp_on(t_mid, d.stim_delay[ks], d.stim_duration[ks]))
+      bx += d.stim_amplitude[ks];
+    if (ks == kbeg || d.stim_comp[ks - 1] != i) {
+      Sj[(hi - 1 - i) * 32] += bx;
+      bx = 0.0;
+    }
+  }
+  if (on && j == 0)
+    at(B, mo->zero) = 0.0;
   __syncwarp();
 
   // ---- 1a: hh rows spread over the threads: gates, currents, b0 and d0 (the next step's record
@@ -154,64 +167,75 @@ __global__ void __launch_bounds__(32, 16)
     const int i = r.q4.x;
     if (i < 0)
       continue;
-    double m = r.m, h = r.h, n = r.n, bx = 0.0, b = 0.0, dg = 0.0;
-    for (int64_t kk = kend - 1; kk >= kbeg; kk--)
-      if (d.stim_comp[kk] == i && se_iclamp_on(t_mid, d.stim_delay[kk], d.stim_duration[kk]))
-        bx += d.stim_amplitude[kk];
+    double m = r.m, h = r.h, n = r.n, b = 0.0, dg = 0.0;
+    double bh = at(B, r.q4.y); // the clamps' current (phase 0)
     se_stream_hh(r.v, &m, &h, &n, update, d.dt, d.q10, r.gk.x, r.gk.y, r.e.x, r.e.y, &b, &dg);
     if (update) {
       Mg[(int64_t)i * W] = m;
       Hg[(int64_t)i * W] = h;
       Ng[(int64_t)i * W] = n;
     }
-    bx += b;
-    at(B, r.q4.y) = r.ac.x * r.v + r.ac.y + bx;
+    bh += b;
+    at(B, r.q4.y) = r.ac.x * r.v + r.ac.y + bh;
     at(B, r.q4.z) = r.d + dg;
   }
   __syncwarp();
 
-  // ---- 1b: complete rows eliminated, ranges downwards in lockstep ----
-  auto load_row = [&](int k) {
-    const se_coop_chunk *q = rec + 4 * k * L;
+  // ---- 1b: complete rows eliminated, ranges downwards in lockstep; one path for every kind of
+  // row: the record names the accumulators read (the zero slot where none) and the targets of
+  // the pushes (the dump slot where none); where the plan marks PLAIN rows, a short path for
+  // them (a loop of its own: the compiler predicates short paths, and a morphology without PLAIN
+  // rows would pay for it at every step) ----
+  auto load_row = [&](const se_coop_chunk *q) { // q: chunk 0 of the step
     return row_rec{ld_d2(q), ld_i4(q + L), ld_i4(q + 2 * L)};
   };
-  row_rec r1[AHEAD_1B];
+  auto eliminate_ranges = [&](auto with_plain) {
+    const se_coop_chunk *p1 = rec; // chunk 0 of step k0 + u at p1[4 u L]
+    row_rec r1[R];
 #pragma unroll
-  for (int u = 0; u < AHEAD_1B; u++)
-    r1[u] = load_row(min(u, nj > 0 ? nj - 1 : 0));
-  double cb = 0.0, cd = 0.0;
-  for (int k0 = 0; k0 < nj; k0 += AHEAD_1B) {
+    for (int u = 0; u < R - 1; u++)
+      r1[u] = load_row(p1 + 4 * u * L);
+    double cb = 0.0, cd = 0.0, *y1 = Sj;
+    for (int k0 = 0; k0 < steps; k0 += R, p1 += 4 * R * L, y1 += R * 32) {
 #pragma unroll
-    for (int u = 0; u < AHEAD_1B; u++) {
-      const int k = k0 + u;
-      if (k >= nj)
-        break;
-      const row_rec r = r1[u];
-      r1[u] = load_row(min(k + AHEAD_1B, nj - 1));
-      const uint32_t meta = (uint32_t)r.q1.w;
-      if (meta & SE_COOP_TRUNK) {
-        cb = cd = 0.0;
-        continue;
-      }
-      double *const y = Sj + k * 32;
-      const double ab = (meta & SE_STREAM_OWN) ? at(B, r.q2.y) : 0.0;
-      const double ad = (meta & SE_STREAM_DACC) ? at(B, r.q2.y + OFF1) : 0.0;
-      const double d0 = (meta & SE_STREAM_HH) ? at(B, r.q1.x) : r.dg.x;
-      const se_stream_elim el = se_stream_eliminate_from(
-          *y, d0, r.dg.y, __hiloint2double(r.q1.y, r.q1.x), meta, cb, cd, ab, ad);
-      *y = el.y;
-      if (!(meta & SE_STREAM_DCONST))
-        at(B, r.q1.x) = el.f;
-      if (meta & SE_COOP_BOUNDARY) {
-        at(B, r.q2.x) = el.push_b;
+      for (int u = 0; u < R; u++) {
+        r1[(u + R - 1) % R] = load_row(p1 + 4 * (u + R - 1) * L);
+        const row_rec &r = r1[u];
+        const uint32_t meta = (uint32_t)r.q1.w;
+        if (meta & SE_COOP_TRUNK) { // trunk rows (phase 2) and padding steps
+          cb = cd = 0.0;
+          continue;
+        }
+        double *const y = y1 + u * 32;
+        if constexpr (decltype(with_plain)::value) {
+          if (meta & SE_COOP_PLAIN) { // fused2's arithmetic with ab = 0: b0 + (cb + 0)
+            const double yv = (*y + (cb + 0.0)) * r.dg.x;
+            *y = yv;
+            cb = r.dg.y * yv;
+            cd = 0.0;
+            continue;
+          }
+        }
+        const double d0 = (meta & SE_STREAM_HH) ? at(B, r.q1.x) : r.dg.x;
+        const se_stream_elim el =
+            se_stream_eliminate_from(*y, d0, r.dg.y, __hiloint2double(r.q1.y, r.q1.x), meta, cb,
+                                     cd, at(B, r.q2.y), at(B, r.q2.z));
+        *y = el.y;
         if (!(meta & SE_STREAM_DCONST))
-          at(B, r.q2.x + OFF1) = el.push_d;
-        cb = cd = 0.0;
-      } else {
-        push_parent<G>(meta, el.push_b, el.push_d, &at(B, r.q2.x), cb, cd);
+          at(B, r.q1.x) = el.f;
+        const bool prev = meta & SE_STREAM_PREV;
+        cb = prev ? el.push_b : 0.0;
+        cd = prev ? el.push_d : 0.0;
+        double &A = at(B, r.q2.x), &D = at(B, r.q2.w);
+        A = (meta & SE_STREAM_FIRST) ? el.push_b : A + el.push_b;
+        D = (meta & SE_STREAM_DFIRST) ? el.push_d : D + el.push_d;
       }
     }
-  }
+  };
+  if (mo->plain)
+    eliminate_ranges(std::true_type{});
+  else
+    eliminate_ranges(std::false_type{});
   __syncwarp();
 
   // ---- 2, 3a: one thread per cell: the events downwards, the trunk upwards ----
@@ -223,19 +247,16 @@ __global__ void __launch_bounds__(32, 16)
       const se_coop_chunk *q = ev + 4 * e;
       return ev_rec{ld_d2(q), ld_i4(q + 1), ld_i4(q + 2), ld_i4(q + 3)};
     };
-    ev_rec re[AHEAD_EV];
+    ev_rec re[R];
 #pragma unroll
-    for (int u = 0; u < AHEAD_EV; u++)
-      re[u] = load_ev(min(u, n_ev - 1));
-    cb = cd = 0.0;
-    for (int e0 = 0; e0 < n_ev; e0 += AHEAD_EV) {
+    for (int u = 0; u < R - 1; u++)
+      re[u] = load_ev(u);
+    double cb = 0.0, cd = 0.0;
+    for (int e0 = 0; e0 < n_ev; e0 += R) {
 #pragma unroll
-      for (int u = 0; u < AHEAD_EV; u++) {
-        const int e = e0 + u;
-        if (e >= n_ev)
-          break;
-        const ev_rec r = re[u];
-        re[u] = load_ev(min(e + AHEAD_EV, n_ev - 1));
+      for (int u = 0; u < R; u++) {
+        re[(u + R - 1) % R] = load_ev(e0 + u + R - 1);
+        const ev_rec &r = re[u];
         const uint32_t meta = (uint32_t)r.q2.x;
         double pb, pd;
         if (meta & SE_COOP_EV_TRUNK) {
@@ -256,18 +277,15 @@ __global__ void __launch_bounds__(32, 16)
         push_parent<G>(meta, pb, pd, &at(B, r.q3.y), cb, cd);
       }
     }
-    // the trunk upwards: the events' records again (L1-resident now), AHEAD_EV ahead
+    // the trunk upwards: the events' records again (L1-resident now)
 #pragma unroll
-    for (int u = 0; u < AHEAD_EV; u++)
-      re[u] = load_ev(max(n_ev - 1 - u, 0));
-    for (int e0 = n_ev - 1; e0 >= 0; e0 -= AHEAD_EV) {
+    for (int u = 0; u < R - 1; u++)
+      re[u] = load_ev(n_ev - 1 - u);
+    for (int e0 = n_ev - 1; e0 >= 0; e0 -= R) {
 #pragma unroll
-      for (int u = 0; u < AHEAD_EV; u++) {
-        const int e = e0 - u;
-        if (e < 0)
-          break;
-        const ev_rec r = re[u];
-        re[u] = load_ev(max(e - AHEAD_EV, 0));
+      for (int u = 0; u < R; u++) {
+        re[(u + R - 1) % R] = load_ev(e0 - u - (R - 1));
+        const ev_rec &r = re[u];
         const uint32_t meta = (uint32_t)r.q2.x;
         if (!(meta & SE_COOP_EV_TRUNK))
           continue;
@@ -284,30 +302,31 @@ __global__ void __launch_bounds__(32, 16)
   }
   __syncwarp();
 
-  // ---- 3b: complete rows substituted, ranges upwards ----
-  int4 r3[AHEAD_3B];
+  // ---- 3b: complete rows substituted, ranges upwards (a boundary row's record has PREV
+  // cleared: it reads its parent's x from the parent's slot) ----
+  // q1 of step k0 - u at p3[(1 - 4 u) L], its slot at y3[-u * 32], its row's v at v3[u W]
+  const se_coop_chunk *p3 = rec + 4 * (steps - 1) * L;
+  int4 r3[R2];
 #pragma unroll
-  for (int u = 0; u < AHEAD_3B; u++)
-    r3[u] = ld_i4(rec + (4 * max(nj - 1 - u, 0) + 1) * L);
-  double xprev = 0.0;
-  for (int k0 = nj - 1; k0 >= 0; k0 -= AHEAD_3B) {
+  for (int u = 0; u < R2 - 1; u++)
+    r3[u] = ld_i4(p3 + (1 - 4 * u) * L);
+  double xprev = 0.0, *y3 = Sj + (steps - 1) * 32, *v3 = V + (int64_t)(hi - steps) * W;
+  for (int k0 = steps - 1; k0 >= 0; k0 -= R2, p3 -= 4 * R2 * L, y3 -= R2 * 32, v3 += R2 * W) {
 #pragma unroll
-    for (int u = 0; u < AHEAD_3B; u++) {
-      const int k = k0 - u;
-      if (k < 0)
+    for (int u = 0; u < R2; u++) {
+      if (u == R && k0 < R) // steps is a multiple of R
         break;
+      r3[(u + R2 - 1) % R2] = ld_i4(p3 + (1 - 4 * (u + R2 - 1)) * L);
       const int4 q1 = r3[u];
-      r3[u] = ld_i4(rec + (4 * max(k - AHEAD_3B, 0) + 1) * L);
       const uint32_t meta = (uint32_t)q1.w;
       if (meta & SE_COOP_TRUNK)
         continue;
-      double *const y = Sj + k * 32;
+      double *const y = y3 - u * 32;
       const double f = (meta & SE_STREAM_DCONST) ? __hiloint2double(q1.y, q1.x) : at(B, q1.x);
-      const double xp =
-          (meta & SE_STREAM_PREV) && !(meta & SE_COOP_BOUNDARY) ? xprev : at(B, q1.z);
+      const double xp = (meta & SE_STREAM_PREV) ? xprev : at(B, q1.z);
       const double x = *y + f * xp;
       *y = x;
-      V[(int64_t)(hi - 1 - k) * W] = x;
+      v3[u * W] = x;
       xprev = x;
     }
   }

@@ -13,26 +13,34 @@ static size_t warp_smem(const se_coop_tables *tab) {
 
 int se_neurons_coop_attach(const struct se_neurons *e, int device, se_neurons_device *d,
                            se_coop_device *cp, se_error *err) {
-  int smem_block = 0;
+  int smem_block = 0, smem_sm = 0;
   SE_CUDA_CHECK(err, cudaDeviceGetAttribute(&smem_block, cudaDevAttrMaxSharedMemoryPerBlockOptin,
                                             device));
+  SE_CUDA_CHECK(err, cudaDeviceGetAttribute(&smem_sm,
+                                            cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
   se_stream_tables st;
   SE_TRY(se_stream_build(e, &st, err));
-  se_coop_tables tab;
-  const char *cap = getenv("SE_COOP_CAP"), *env = getenv("SE_COOP_LANES");
-  const int forced = env && *env ? atoi(env) : 0;
-  int32_t max_rows = 0;
-  for (int64_t g = 0; g < e->n_groups; g++)
-    if (e->groups[g].n_comp > max_rows)
-      max_rows = e->groups[g].n_comp;
-  int lanes = forced ? forced : max_rows <= SE_COOP_FOUR_LANES_MAX_ROWS ? 4 : 8;
-  int rc = se_coop_build(e, &st, lanes, cap ? atoi(cap) : 0, &tab, err);
-  /* unless forced: more threads per cell (fewer cells per warp) while the cells do not fit */
-  while (rc == SE_OK && !forced && lanes < SE_COOP_MAX_LANES &&
-         warp_smem(&tab) > (size_t)smem_block) {
-    se_coop_free(&tab);
-    lanes *= 2;
-    rc = se_coop_build(e, &st, lanes, cap ? atoi(cap) : 0, &tab, err);
+  se_coop_tables tab = {0};
+  const char *cap = getenv("SE_COOP_CAP"), *env = getenv("SE_COOP_LANES"),
+             *short_env = getenv("SE_COOP_SHORT");
+  const int forced = env && *env ? atoi(env) : 0, cap_percent = cap ? atoi(cap) : 0;
+  const int short_path = short_env && *short_env ? atoi(short_env) != 0 : SE_COOP_SHORT_AUTO;
+  /* unless forced: 4 or 8 threads per cell, the faster by se_coop_estimate among those whose
+   * cells fit in a block's shared memory (else 8, and the error below) */
+  int rc = se_coop_build(e, &st, forced ? forced : 4, cap_percent, short_path, &tab, err);
+  if (rc == SE_OK && !forced) {
+    se_coop_tables eight;
+    rc = se_coop_build(e, &st, 8, cap_percent, short_path, &eight, err);
+    const double t4 = warp_smem(&tab) <= (size_t)smem_block
+                          ? se_coop_estimate(e, &tab, (size_t)smem_sm)
+                          : 0.0,
+                 t8 = rc == SE_OK ? se_coop_estimate(e, &eight, (size_t)smem_sm) : 0.0;
+    if (rc == SE_OK && (t4 <= 0.0 || (t8 > 0.0 && t8 < t4))) {
+      se_coop_free(&tab);
+      tab = eight;
+    } else {
+      se_coop_free(&eight);
+    }
   }
   if (rc == SE_OK) /* the gate finish (stream_finish) reads the stream rows' hh flags */
     rc = se_neurons_cuda_upload(&d->stream, st.rows,
@@ -40,6 +48,8 @@ int se_neurons_coop_attach(const struct se_neurons *e, int device, se_neurons_de
                                     sizeof *st.rows,
                                 err);
   se_stream_free(&st);
+  if (rc != SE_OK)
+    se_coop_free(&tab);
   SE_TRY(rc);
   const int G = 32 / tab.lanes;
   const size_t smem = warp_smem(&tab);
@@ -68,10 +78,11 @@ int se_neurons_coop_attach(const struct se_neurons *e, int device, se_neurons_de
       if (tab.morph[m].steps > 0)
         fprintf(stderr,
                 "coop: morphology %d, %d threads per cell: %d steps, %d hh steps, %d events (%d "
-                "trunk rows), %d slots per cell (%d in padding steps), %zu B shared per warp\n",
+                "trunk rows), %d slots per cell (%d in padding steps), %zu B shared per warp, "
+                "short path %s\n",
                 m, tab.lanes, tab.morph[m].steps, tab.morph[m].hh_steps, tab.morph[m].n_ev,
                 tab.morph[m].trunk, tab.morph[m].slots, tab.morph[m].holes,
-                (size_t)tab.morph[m].slots * G * sizeof(double));
+                (size_t)tab.morph[m].slots * G * sizeof(double), tab.morph[m].plain ? "on" : "off");
   se_coop_free(&tab);
   SE_TRY(rc);
   /* the device's limit: the attribute is per kernel, and engines of other sizes launch it too */

@@ -26,12 +26,13 @@ typedef struct se_coop_device {
 } se_coop_device;
 
 /* Builds the coop plans of e (and fused2's row table, d->stream, which the gate finish reads)
- * for 4 threads per cell when no cell has more than SE_COOP_FOUR_LANES_MAX_ROWS rows, else 8, or
- * 8 when the cells of a warp would not fit in a block's shared memory (for experiments the
- * environment's SE_COOP_LANES, 2, 4 or 8, forces a count, and SE_COOP_CAP sets the longest range
- * in % of n / L), uploads them and allows the kernel its shared memory. SE_ERR_UNSUPPORTED when
- * a morphology's cells need more shared memory than a block may have. d must hold the group
- * layout (attach_groups of neurons_cuda.c). Not collective. */
+ * for 4 and 8 threads per cell and keeps those that se_coop_estimate finds faster among those
+ * whose cells fit in a block's shared memory (for experiments the environment's SE_COOP_LANES,
+ * 2, 4 or 8, forces a count, SE_COOP_CAP sets the longest range in % of n / L, SE_COOP_SHORT=0|1
+ * turns phase 1b's short path off or on in every plan instead of where it is estimated to pay),
+ * uploads them and allows the kernel its shared memory. SE_ERR_UNSUPPORTED when a morphology's
+ * cells need more shared memory than a block may have. d must hold the group layout
+ * (attach_groups of neurons_cuda.c). Not collective. */
 int se_neurons_coop_attach(const struct se_neurons *e, int device, se_neurons_device *d,
                            se_coop_device *cp, se_error *err);
 

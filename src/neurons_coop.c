@@ -77,6 +77,13 @@ static int32_t offset_of(int32_t x, int G) {
   return x >= 0 ? x * G * (int32_t)sizeof(double) : 0;
 }
 
+/* A row record's flags fl describe a PLAIN row: DCONST, PREV, no other child, complete and not
+ * a boundary row (its parent is the next row of its range). */
+static int is_plain(uint32_t fl) {
+  const uint32_t need = SE_STREAM_DCONST | SE_STREAM_PREV;
+  return (fl & (need | SE_STREAM_OWN | SE_COOP_TRUNK | SE_COOP_BOUNDARY)) == need;
+}
+
 /* The plan of one morphology of n rows for L threads per cell (fused2's rows sr, per-morphology
  * constants from k0). Adds its records to the growing arrays of tab; scratch arrays of n entries
  * (dp, from: (L + 1) x (n + 1)) are passed in. */
@@ -84,7 +91,7 @@ static int build_morphology(const struct se_neurons *e, int64_t k0, int32_t n,
                             const se_stream_row *sr, se_coop_tables *tab, se_coop_morph *mo, int L,
                             int32_t *maxd, int32_t *slot, int32_t *xf, int32_t *xa, int32_t *xe,
                             uint8_t *kind, int32_t *dp, int32_t *from, int cap_percent,
-                            se_error *err) {
+                            int short_path, se_error *err) {
   int32_t *s = mo->s;
   const int G = 32 / L;
   for (int j = 0; j <= L; j++) /* even split: overwritten by choose_ranges */
@@ -95,10 +102,12 @@ static int build_morphology(const struct se_neurons *e, int64_t k0, int32_t n,
     if (maxd[i] > maxd[sr[i].parent])
       maxd[sr[i].parent] = maxd[i];
   choose_ranges(maxd, n, L, cap_percent, s, dp, from);
+  const int R = SE_COOP_RING;
   int32_t steps = 0, n_hh = 0, n_ev = 0, trunk = 0;
   for (int j = 0; j < L; j++)
     if (s[j + 1] - s[j] > steps)
       steps = s[j + 1] - s[j];
+  steps = (steps + R - 1) / R * R;
   /* kinds, slots */
   for (int j = 0; j < L; j++)
     for (int32_t i = s[j]; i < s[j + 1]; i++) {
@@ -109,12 +118,14 @@ static int build_morphology(const struct se_neurons *e, int64_t k0, int32_t n,
     if (!kind[i] && kind[sr[i].parent] == SE_COOP_TRUNK)
       kind[i] = SE_COOP_BOUNDARY;
   /* single slots first into the padding steps of short ranges (thread j's steps from its range's
-   * length on), pairs (DACC accumulators, non-DCONST pushes) after steps * L; the padding slots
-   * are listed in dp, free again ((L + 1) (n + 1) entries) */
+   * length on), pairs (DACC accumulators, non-DCONST pushes) and the zero slot after steps * L;
+   * the padding slots are listed in dp, free again ((L + 1) (n + 1) entries) */
   int32_t next = steps * L, n_holes = 0, used_holes = 0, *const holes = dp;
   for (int j = 0; j < L; j++)
     for (int32_t k = s[j + 1] - s[j]; k < steps; k++)
       holes[n_holes++] = k * L + j;
+  const int32_t zero = next++;
+  const int32_t dump = take_single(holes, n_holes, &used_holes, &next);
   for (int32_t i = 0; i < n; i++) {
     const uint32_t meta = sr[i].meta;
     xf[i] = xa[i] = xe[i] = -1;
@@ -138,60 +149,104 @@ static int build_morphology(const struct se_neurons *e, int64_t k0, int32_t n,
     trunk += kind[i] == SE_COOP_TRUNK;
     n_hh += !!(meta & SE_STREAM_HH);
   }
+  const int32_t n_ev_real = n_ev;
+  n_ev = (n_ev + R - 1) / R * R;
   mo->holes = used_holes;
   mo->steps = steps;
   mo->hh_steps = (n_hh + L - 1) / L;
   mo->n_ev = n_ev;
   mo->slots = next;
   mo->trunk = trunk;
-  mo->rec = tab->n_rec;
+  mo->zero = offset_of(zero, G);
+  mo->dump = offset_of(dump, G);
+  /* the tables with padding before and after: 2 R steps (the rings of phases 0 and 3b), R
+   * events */
+  const int64_t n_rec = (int64_t)(steps + 4 * R) * 4 * L, n_hhc = (int64_t)mo->hh_steps * 5 * L,
+                n_evc = (int64_t)(n_ev + 2 * R) * 4;
+  mo->rec = tab->n_rec + (int64_t)2 * R * 4 * L;
   mo->hh = tab->n_hh;
-  mo->ev = tab->n_ev;
-  const int64_t n_rec = (int64_t)steps * 4 * L, n_hhc = (int64_t)mo->hh_steps * 5 * L,
-                n_evc = (int64_t)n_ev * 4;
-  se_coop_chunk *rec = realloc(tab->rec, (size_t)(tab->n_rec + n_rec + 1) * sizeof *rec);
+  mo->ev = tab->n_ev + (int64_t)R * 4;
+  se_coop_chunk *rec = realloc(tab->rec, (size_t)(tab->n_rec + n_rec) * sizeof *rec);
   if (rec)
     tab->rec = rec;
   se_coop_chunk *hh = realloc(tab->hh, (size_t)(tab->n_hh + n_hhc + 1) * sizeof *hh);
   if (hh)
     tab->hh = hh;
-  se_coop_chunk *ev = realloc(tab->ev, (size_t)(tab->n_ev + n_evc + 1) * sizeof *ev);
+  se_coop_chunk *ev = realloc(tab->ev, (size_t)(tab->n_ev + n_evc) * sizeof *ev);
   if (ev)
     tab->ev = ev;
   if (!rec || !hh || !ev)
     SE_FAIL(err, SE_ERR_NOMEM, "out of memory for the coop plan of a morphology of %d rows", n);
-  rec += tab->n_rec;
-  hh += tab->n_hh;
-  ev += tab->n_ev;
-  memset(rec, 0, (size_t)n_rec * sizeof *rec);
-  memset(hh, 0, (size_t)n_hhc * sizeof *hh);
-  memset(ev, 0, (size_t)n_evc * sizeof *ev);
+  memset(rec + tab->n_rec, 0, (size_t)n_rec * sizeof *rec);
+  memset(hh + tab->n_hh, 0, (size_t)n_hhc * sizeof *hh);
+  memset(ev + tab->n_ev, 0, (size_t)n_evc * sizeof *ev);
+  rec += mo->rec;
+  hh += mo->hh;
+  ev += mo->ev;
   tab->n_rec += n_rec;
   tab->n_hh += n_hhc;
   tab->n_ev += n_evc;
-  /* row records; padding steps at the end of short ranges */
+  /* row records; padding steps (at the end of short ranges, and the tables' padding) TRUNK */
   for (int j = 0; j < L; j++)
-    for (int32_t k = 0; k < steps; k++) {
+    for (int32_t k = -2 * R; k < steps + 2 * R; k++) {
       se_coop_chunk *q[4];
       for (int c = 0; c < 4; c++)
         q[c] = &rec[((int64_t)k * 4 + c) * L + j];
       const int32_t i = s[j + 1] - 1 - k;
-      if (i < s[j]) /* a padding step of a short range: never read */
+      if (k < 0 || i < s[j]) {
+        q[1]->u[3] = SE_COOP_TRUNK;
         continue;
+      }
       const se_stream_row *r = &sr[i];
       const int32_t p = r->parent;
+      const uint32_t meta = r->meta, dconst = meta & SE_STREAM_DCONST;
       q[0]->d[0] = r->d;
       q[0]->d[1] = r->g;
-      if (r->meta & SE_STREAM_DCONST)
+      if (dconst)
         q[1]->d[0] = r->f;
       else
         q[1]->i[0] = offset_of(xf[i], G);
       q[1]->i[2] = offset_of(p >= 0 ? slot[p] : -1, G);
-      q[1]->u[3] = (r->meta & SE_COOP_META) | kind[i];
-      q[2]->i[0] = offset_of(kind[i] == SE_COOP_BOUNDARY ? xe[i] : p >= 0 ? xa[p] : -1, G);
-      q[2]->i[1] = offset_of(xa[i], G);
-      q[3]->d[0] = r->a;
-      q[3]->d[1] = r->c;
+      q[1]->u[3] = (meta & SE_COOP_META) | kind[i];
+      if (kind[i] == SE_COOP_BOUNDARY) {
+        q[1]->u[3] = (q[1]->u[3] & ~SE_STREAM_PREV) | SE_STREAM_FIRST | SE_STREAM_DFIRST;
+        q[2]->i[0] = offset_of(xe[i], G);
+        q[2]->i[3] = dconst ? mo->dump : offset_of(xe[i] + 1, G);
+      } else {
+        const int to_parent = kind[i] == 0 && !(meta & SE_STREAM_PREV);
+        q[2]->i[0] = to_parent ? offset_of(xa[p], G) : mo->dump;
+        q[2]->i[3] = to_parent && (meta & SE_STREAM_DPUSH) ? offset_of(xa[p] + 1, G) : mo->dump;
+      }
+      q[2]->i[1] = meta & SE_STREAM_OWN ? offset_of(xa[i], G) : mo->zero;
+      q[2]->i[2] = meta & SE_STREAM_DACC ? offset_of(xa[i] + 1, G) : mo->zero;
+      if (!(meta & SE_STREAM_HH)) {
+        q[3]->d[0] = r->a;
+        q[3]->d[1] = r->c;
+      }
+    }
+  /* PLAIN rows (phase 1b's short path) where it pays. Per lockstep step, from the SASS (sm_90):
+   * the general path costs about 36 instructions beyond a step's loads and trunk test when a
+   * thread of the step has a row that is not TRUNK, or with the short path when one has a row
+   * that is not PLAIN (38: the test of the flag), the short path about 10 when one has a PLAIN
+   * row (the warp runs both paths when its threads differ) */
+  int64_t cost_general = 0, cost_split = 0, plain_rows = 0;
+  for (int32_t k = 0; k < steps; k++) {
+    int any_plain = 0, any_other = 0;
+    for (int j = 0; j < L; j++) {
+      const uint32_t fl = rec[((int64_t)k * 4 + 1) * L + j].u[3];
+      any_plain |= is_plain(fl);
+      plain_rows += is_plain(fl);
+      any_other |= !(fl & SE_COOP_TRUNK) && !is_plain(fl);
+    }
+    cost_general += 36 * (any_plain | any_other);
+    cost_split += 38 * any_other + 10 * any_plain;
+  }
+  mo->plain = short_path == SE_COOP_SHORT_AUTO ? cost_split < cost_general
+               : short_path && plain_rows > 0;
+  for (int j = 0; j < L && mo->plain; j++)
+    for (int32_t k = 0; k < steps; k++) {
+      uint32_t *fl = &rec[((int64_t)k * 4 + 1) * L + j].u[3];
+      *fl |= is_plain(*fl) ? SE_COOP_PLAIN : 0u;
     }
   /* hh records: hh row number h goes to thread h % L, step h / L */
   for (int32_t k = 0; k < mo->hh_steps; k++)
@@ -214,7 +269,9 @@ static int build_morphology(const struct se_neurons *e, int64_t k0, int32_t n,
     q[4 * L].i[2] = offset_of(xf[i], G);
     h++;
   }
-  /* events, decreasing row order */
+  /* events, decreasing row order; the padding events after the root do nothing */
+  for (int32_t q = n_ev_real; q < n_ev; q++)
+    ev[(int64_t)q * 4 + 2].u[0] = SE_STREAM_ROOT | SE_STREAM_DCONST;
   for (int32_t i = n - 1, q = 0; i >= 0; i--) {
     if (!kind[i])
       continue;
@@ -237,7 +294,7 @@ static int build_morphology(const struct se_neurons *e, int64_t k0, int32_t n,
 }
 
 int se_coop_build(const struct se_neurons *e, const se_stream_tables *st, int lanes,
-                  int cap_percent, se_coop_tables *tab, se_error *err) {
+                  int cap_percent, int short_path, se_coop_tables *tab, se_error *err) {
   memset(tab, 0, sizeof *tab);
   if (lanes != 2 && lanes != 4 && lanes != 8)
     SE_FAIL(err, SE_ERR_ARG, "coop step: %d threads per cell (2, 4 or 8)", lanes);
@@ -254,7 +311,9 @@ int se_coop_build(const struct se_neurons *e, const se_stream_tables *st, int la
   SE_CALLOC(err, tab->morph, nm, "coop plans");
   int32_t *scratch = calloc((size_t)nmax * 5, sizeof *scratch);
   uint8_t *kind = calloc((size_t)nmax, 1);
-  const size_t dp_size = (size_t)(L + 1) * ((size_t)nmax + 1);
+  /* dp, from: the dynamic program's (L + 1) (n + 1); dp later the padding slots, at most
+   * steps L <= (n + SE_COOP_RING) L */
+  const size_t dp_size = (size_t)(L + 1) * ((size_t)nmax + 1) + (size_t)L * SE_COOP_RING;
   int32_t *dp = malloc(dp_size * sizeof *dp), *from = malloc(dp_size * sizeof *from);
   int rc = SE_OK;
   if (!scratch || !kind || !dp || !from)
@@ -268,7 +327,8 @@ int se_coop_build(const struct se_neurons *e, const se_stream_tables *st, int la
     const int64_t k0 = e->topology[grp->morphology].base;
     rc = build_morphology(e, k0, grp->n_comp, st->rows + k0, tab, mo, L, scratch,
                           scratch + nmax, scratch + 2 * (size_t)nmax, scratch + 3 * (size_t)nmax,
-                          scratch + 4 * (size_t)nmax, kind, dp, from, cap_percent, err);
+                          scratch + 4 * (size_t)nmax, kind, dp, from, cap_percent,
+                          short_path, err);
     if (mo->slots > tab->max_slots)
       tab->max_slots = mo->slots;
   }
@@ -279,6 +339,25 @@ int se_coop_build(const struct se_neurons *e, const se_stream_tables *st, int la
   if (rc != SE_OK)
     se_coop_free(tab);
   return rc;
+}
+
+double se_coop_estimate(const struct se_neurons *e, const se_coop_tables *tab,
+                        size_t smem_per_sm) {
+  const int G = 32 / tab->lanes;
+  /* shared memory per warp as launched (the largest plan's), plus the 1 KB a block reserves */
+  const size_t per_warp = (size_t)tab->max_slots * (size_t)G * sizeof(double) + 1024;
+  size_t warps = smem_per_sm / per_warp;
+  if (warps > SE_COOP_MAX_WARPS_PER_SM)
+    warps = SE_COOP_MAX_WARPS_PER_SM;
+  if (warps == 0)
+    return 0.0;
+  const int64_t warps_per_group = (e->width + G - 1) / G;
+  double work = 0.0;
+  for (int64_t g = 0; g < e->n_groups; g++) {
+    const se_coop_morph *mo = &tab->morph[e->groups[g].morphology];
+    work += (double)warps_per_group * (80.0 * mo->steps + 106.0 * mo->n_ev);
+  }
+  return work / (double)warps;
 }
 
 /* ---- host model ---------------------------------------------------------------------------- */
@@ -327,13 +406,15 @@ int se_coop_reference_step(struct se_neurons *e, const se_coop_tables *tab, int 
       const int64_t s0 = grp->base + lane;
       double *V = e->v + s0, *M = e->m + s0, *H = e->h + s0, *N = e->n + s0;
       const double *I = istim + s0;
-      /* 0: b0 of every row of the ranges (hh rows' b0 is made again in 1a) */
+      /* 0: a v + c + clamps at every row of the ranges (the clamps' current alone at hh rows:
+       * a = c = 0 there), 0 in the zero slot */
       for (int j = 0; j < L; j++)
         for (int32_t k = 0; k < mo->s[j + 1] - mo->s[j]; k++) {
           const se_coop_chunk *q = &rec[(int64_t)k * 4 * L + j];
           const int32_t i = mo->s[j + 1] - 1 - k;
           S[k * L + j] = q[3 * L].d[0] * V[i * W] + q[3 * L].d[1] + I[i * W];
         }
+      S[slot_of(mo->zero, G)] = 0.0;
       /* 1a: hh rows */
       for (int32_t k = 0; k < mo->hh_steps; k++)
         for (int j = 0; j < L; j++) {
@@ -341,7 +422,8 @@ int se_coop_reference_step(struct se_neurons *e, const se_coop_tables *tab, int 
           const int32_t i = q[4 * L].i[0];
           if (i < 0)
             continue;
-          double m = M[i * W], h = H[i * W], n = N[i * W], b = 0.0, dg = 0.0, bx = I[i * W];
+          double m = M[i * W], h = H[i * W], n = N[i * W], b = 0.0, dg = 0.0;
+          double bx = S[slot_of(q[4 * L].i[1], G)];
           const double v = V[i * W];
           se_stream_hh(v, &m, &h, &n, update_gates, e->dt, e->q10, q[0].d[0], q[0].d[1],
                        q[L].d[0], q[L].d[1], &b, &dg);
@@ -352,34 +434,36 @@ int se_coop_reference_step(struct se_neurons *e, const se_coop_tables *tab, int 
           S[slot_of(q[4 * L].i[1], G)] = q[2 * L].d[0] * v + q[2 * L].d[1] + bx;
           S[slot_of(q[4 * L].i[2], G)] = q[3 * L].d[0] + dg;
         }
-      /* 1b: complete rows, ranges downwards */
+      /* 1b: complete rows, ranges downwards, every step to mo->steps (padding steps TRUNK) */
       for (int j = 0; j < L; j++) {
         double cb = 0.0, cd = 0.0;
-        for (int32_t k = 0; k < mo->s[j + 1] - mo->s[j]; k++) {
+        for (int32_t k = 0; k < mo->steps; k++) {
           const se_coop_chunk *q = &rec[(int64_t)k * 4 * L + j];
           const uint32_t meta = q[L].u[3];
           if (meta & SE_COOP_TRUNK) {
             cb = cd = 0.0;
             continue;
           }
-          const int32_t sl = k * L + j, xf = slot_of(q[L].i[0], G), xo = slot_of(q[2 * L].i[0], G),
-                        xa = slot_of(q[2 * L].i[1], G);
-          const double ab = (meta & SE_STREAM_OWN) ? S[xa] : 0.0;
-          const double ad = (meta & SE_STREAM_DACC) ? S[xa + 1] : 0.0;
+          const int32_t sl = k * L + j, xf = slot_of(q[L].i[0], G);
+          if (meta & SE_COOP_PLAIN) { /* the kernel's short path: fused2's with ab = 0 */
+            S[sl] = (S[sl] + (cb + 0.0)) * q[0].d[0];
+            cb = q[0].d[1] * S[sl];
+            cd = 0.0;
+            continue;
+          }
           const double d0 = (meta & SE_STREAM_HH) ? S[xf] : q[0].d[0];
-          const se_stream_elim el =
-              se_stream_eliminate_from(S[sl], d0, q[0].d[1], q[L].d[0], meta, cb, cd, ab, ad);
+          const se_stream_elim el = se_stream_eliminate_from(
+              S[sl], d0, q[0].d[1], q[L].d[0], meta, cb, cd, S[slot_of(q[2 * L].i[1], G)],
+              S[slot_of(q[2 * L].i[2], G)]);
           S[sl] = el.y;
           if (!(meta & SE_STREAM_DCONST))
             S[xf] = el.f;
-          if (meta & SE_COOP_BOUNDARY) {
-            S[xo] = el.push_b;
-            if (!(meta & SE_STREAM_DCONST))
-              S[xo + 1] = el.push_d;
-            cb = cd = 0.0;
-          } else {
-            push_parent(meta, el.push_b, el.push_d, S + xo, &cb, &cd);
-          }
+          const int prev = !!(meta & SE_STREAM_PREV);
+          cb = prev ? el.push_b : 0.0;
+          cd = prev ? el.push_d : 0.0;
+          double *A = &S[slot_of(q[2 * L].i[0], G)], *D = &S[slot_of(q[2 * L].i[3], G)];
+          *A = (meta & SE_STREAM_FIRST) ? el.push_b : *A + el.push_b;
+          *D = (meta & SE_STREAM_DFIRST) ? el.push_d : *D + el.push_d;
         }
       }
       /* 2: events downwards */
@@ -420,19 +504,17 @@ int se_coop_reference_step(struct se_neurons *e, const se_coop_tables *tab, int 
         S[sl] = x;
         V[c[3].i[0] * W] = x;
       }
-      /* 3b: complete rows, ranges upwards */
+      /* 3b: complete rows, ranges upwards (a boundary row's record has PREV cleared) */
       for (int j = 0; j < L; j++) {
         double xprev = 0.0;
-        for (int32_t k = mo->s[j + 1] - mo->s[j] - 1; k >= 0; k--) {
+        for (int32_t k = mo->steps - 1; k >= 0; k--) {
           const se_coop_chunk *q = &rec[(int64_t)k * 4 * L + j];
           const uint32_t meta = q[L].u[3];
           if (meta & SE_COOP_TRUNK)
             continue;
           const int32_t sl = k * L + j;
           const double f = (meta & SE_STREAM_DCONST) ? q[L].d[0] : S[slot_of(q[L].i[0], G)];
-          const double xp = (meta & SE_STREAM_PREV) && !(meta & SE_COOP_BOUNDARY)
-                                ? xprev
-                                : S[slot_of(q[L].i[2], G)];
+          const double xp = (meta & SE_STREAM_PREV) ? xprev : S[slot_of(q[L].i[2], G)];
           const double x = S[sl] + f * xp;
           S[sl] = x;
           V[(mo->s[j + 1] - 1 - k) * W] = x;

@@ -12,10 +12,10 @@
  * root) form the "trunk", a subtree holding the root; a complete row whose parent is in the trunk
  * is a "boundary" row: it leaves its pushes (g y, g f) in shared memory. Step:
  *   0.  each thread copies v of its range's rows into shared memory (asynchronous copies, all in
- *       flight at once) and makes it b0 = a v + c + bx (clamps) at each of them (1a makes an hh
- *       row's again);
+ *       flight at once), makes it a v + c at each of them (0 at hh rows: a = c = 0 in the
+ *       record) and adds the clamps' current of its rows, a compartment's clamps summed first;
  *   1a. hh rows, spread over the threads: v, m, h, n read, the deferred cnexp update, m, h, n
- *       written, b0 and d0 = d + dg kept;
+ *       written, b0 = a v + c + (clamps + hh terms) and d0 = d + dg kept;
  *   1b. each thread walks its range downwards in lockstep with the others and eliminates its
  *       complete rows from shared memory (y, f, accumulators);
  *   2.  one thread per cell walks the "events" (trunk rows and boundary rows) downwards: trunk
@@ -36,20 +36,34 @@
 extern "C" {
 #endif
 
-/* Threads per cell L: 2, 4 or 8; a warp serves G = 32 / L cells. The engine takes 4 for cells of
- * at most SE_COOP_FOUR_LANES_MAX_ROWS rows, 8 for larger ones (measured faster there). */
+/* Threads per cell L: 2, 4 or 8; a warp serves G = 32 / L cells. The engine takes 4 or 8, the
+ * one whose plans se_coop_estimate finds faster. */
 #define SE_COOP_MAX_LANES 8
-#define SE_COOP_FOUR_LANES_MAX_ROWS 128
+/* Warps of the coop kernel a multiprocessor can hold at most (its registers per thread). */
+#define SE_COOP_MAX_WARPS_PER_SM 16
 
 /* Flags of a row (cfl), kept in the low bits of its record's flags word: the coop records keep
- * only the flag bits of fused2's meta (SE_COOP_META), whose low bits hold fused2's slot numbers. */
+ * only the flag bits of fused2's meta (SE_COOP_META), whose low bits hold fused2's slot numbers.
+ * TRUNK also marks the padding steps (no row): phases 1b and 3b skip both. */
 #define SE_COOP_TRUNK 1u
 #define SE_COOP_BOUNDARY 2u
+/* A row whose parent is the next row of its range, DCONST, with no other child (y = (b0 + cb) d,
+ * g y to the next row in registers): phase 1b's short path, set only where the morphology's plan
+ * has plain set. */
+#define SE_COOP_PLAIN 4u
 #define SE_COOP_META 0xFFC00000u
 
 /* Flag of an event's meta (bit 31 is free in SE_STREAM_* meta): the event is a trunk row (else a
  * boundary row whose pushes are applied). */
 #define SE_COOP_EV_TRUNK (1u << 31)
+
+/* Phases 1b, 2 and 3a keep the records of their next SE_COOP_RING - 1 steps in registers (a ring
+ * of SE_COOP_RING entries, unrolled so that its indices are constants), phases 0 and 3b (shorter
+ * steps) the next 2 SE_COOP_RING - 1. The steps of a morphology and its events are rounded up to
+ * a multiple of SE_COOP_RING with steps and events that do nothing, and its tables have 2
+ * SE_COOP_RING steps (SE_COOP_RING events) of padding before and after, so the loops have no
+ * test of a range's end and the loads ahead no clamp. */
+#define SE_COOP_RING 4
 
 /* 16 bytes; the tables below are arrays of these. Device loads are 16 bytes wide, and the
  * records of the L threads of a step are interleaved chunk by chunk so that the
@@ -66,17 +80,25 @@ typedef union se_coop_chunk {
  * k (row s_{j+1} - 1 - k) has slot k * L + j, holding b0 = a v + c + bx (phases 0 and 1a), then
  * y, then x. The other slots: f of each state-dependent row (d0 = d + dg of an hh row before
  * it), the b accumulator of each row with OWN (and the d accumulator in the next slot with
- * DACC), the push g y of each boundary row (and g f in the next slot unless DCONST). The single
- * ones go first into the slots of the padding steps of short ranges, then after steps * L.
+ * DACC), the push g y of each boundary row (and g f in the next slot unless DCONST), a "zero"
+ * slot (0.0, never written after phase 0) and a "dump" slot (written with what no one reads).
+ * The single ones go first into the slots of the padding steps of short ranges, then after
+ * steps * L (the zero slot always after: phase 0 writes the padding steps' slots).
  *
  * Row record of step k, thread j: chunks q = 0..3 at rec + (k * 4 + q) * L + j:
  *   q0: d, g
  *   q1: d[0] f (DCONST rows) or i[0] the offset of the own f slot (others), i[2] the parent's
- *       slot's offset, u[3] flags (SE_COOP_META bits of the stream meta | cfl)
- *   q2: i[0] the push slot's offset (boundary) or the parent's accumulators' (others), i[1] the
- *       own accumulators' offset
- *   q3: a, c (phase 0 alone reads it).
- * Phases 1b and 3b read q0-q2 and q1 of step k + 1 while step k computes.
+ *       slot's offset, u[3] flags (SE_COOP_META bits of the stream meta | cfl; a boundary row's
+ *       have FIRST and DFIRST set and PREV cleared: its pushes set its push slots)
+ *   q2: the targets of phase 1b, so that it needs no test of the row's kind: i[0] where g y
+ *       goes (the push slot of a boundary row, the parent's b accumulator, or the dump slot for a
+ *       PREV row), i[1] the own b accumulator (the zero slot without OWN), i[2] the own d
+ *       accumulator (the zero slot without DACC), i[3] where g f goes (the push slot's second
+ *       slot of a non-DCONST boundary row, the parent's d accumulator with DPUSH, else the dump)
+ *   q3: a, c (phase 0 alone reads it; 0, 0 for hh rows, whose b0 phase 1a makes: phase 0 leaves
+ *       their clamps' current alone in the slot).
+ * Phase 1b reads q0-q2 of step k + 3 while step k computes, phase 0 q3 of step k + 7, phase 3b
+ * q1 of step k - 7. A padding step's record is zero but for the flags (TRUNK).
  * hh record of hh step k, thread j (hh row number k * L + j): chunks q = 0..4 at
  *   hh + (k * 5 + q) * L + j:  q0: gnabar, gkbar  q1: ena, ek  q2: a, c  q3: d
  *   q4: i[0] row (-1: none), i[1] its slot's offset, i[2] its f slot's offset.
@@ -84,12 +106,18 @@ typedef union se_coop_chunk {
  *   q0: d, g   q1: f, i[2] slot offset, i[3] parent's slot offset   q2: u[0] flags (as q1 of
  *   a row record) | SE_COOP_EV_TRUNK, i[1] own f slot offset, i[2] push slot offset (boundary),
  *   i[3] own accumulators' offset   q3: i[0] row, i[1] the parent's accumulators' offset.
+ *   The padding events after the last (the root) have the flags ROOT | DCONST: no effect.
  * Offsets of slots a row does not have are 0 (read only under the flags that imply them). */
 typedef struct se_coop_morph {
-  int64_t rec, hh, ev;       /* first chunk of the morphology's row, hh and event records */
-  int32_t steps;             /* longest range: steps of phases 0, 1b and 3b */
+  int64_t rec, hh, ev;       /* first chunk of the morphology's row (step 0), hh and event
+                                (event 0) records; the padding records lie before and after */
+  int32_t steps;             /* steps of phases 0, 1b and 3b: the longest range, rounded up to a
+                                multiple of SE_COOP_RING */
   int32_t hh_steps;          /* ceil(hh rows / L) */
-  int32_t n_ev;              /* events: trunk rows and boundary rows */
+  int32_t n_ev;              /* events: trunk rows and boundary rows, rounded up to a multiple of
+                                SE_COOP_RING */
+  int32_t zero, dump;        /* the zero and dump slots' offsets */
+  int32_t plain;             /* the PLAIN rows are marked (phase 1b's short path pays) */
   int32_t slots;             /* shared-memory slots per cell */
   int32_t trunk;             /* trunk rows (statistics) */
   int32_t holes;             /* padding slots given to single slots (statistics) */
@@ -108,10 +136,21 @@ typedef struct se_coop_tables {
 
 /* Builds the plans of e's morphologies for `lanes` (L: 2, 4 or 8) threads per cell from fused2's
  * row tables st (se_stream_build). cap_percent: 0 picks each morphology's longest range by an
- * estimated cost; else the longest range is this percentage of n / L (at least 100). Not
- * collective. */
+ * estimated cost; else the longest range is this percentage of n / L (at least 100).
+ * short_path: phase 1b's short path for PLAIN rows where an estimate says it pays
+ * (SE_COOP_SHORT_AUTO), never (0) or in every plan with PLAIN rows (1). Not collective. */
+#define SE_COOP_SHORT_AUTO (-1)
 int se_coop_build(const struct se_neurons *e, const se_stream_tables *st, int lanes,
-                  int cap_percent, se_coop_tables *tab, se_error *err);
+                  int cap_percent, int short_path, se_coop_tables *tab, se_error *err);
+/* An estimate of the time of one coop step of e's groups with the plans tab, on a device with
+ * smem_per_sm bytes of shared memory per multiprocessor (arbitrary units: it compares the plans
+ * of other thread counts). Per warp: its lockstep steps (about 80 instructions each, phases 0,
+ * 1b and 3b in the sm_90 SASS) and its events, walked by one thread per cell (about 106, phases
+ * 2 and 3a); divided by the warps a multiprocessor holds (by shared memory, at most
+ * SE_COOP_MAX_WARPS_PER_SM): the step is latency-bound, so its time falls with the warps
+ * resident. 0 when a warp's shared memory does not fit. Not collective. */
+double se_coop_estimate(const struct se_neurons *e, const se_coop_tables *tab,
+                        size_t smem_per_sm);
 /* Frees the arrays of tab (a zeroed or partly built tab is allowed). Not collective. */
 void se_coop_free(se_coop_tables *tab);
 

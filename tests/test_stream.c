@@ -93,7 +93,8 @@ static void build_model(se_neuron_model *m) {
 }
 
 /* A host run: fused2's reference with a stack depth and accumulator placement, or (coop: threads
- * per cell) the coop kernel's host model (neurons_coop.c; stack_rows: its cap_percent). */
+ * per cell) the coop kernel's host model (neurons_coop.c; stack_rows: its cap_percent, onchip:
+ * its short_path). */
 typedef struct config {
   int width, stack_rows, onchip, coop;
 } config;
@@ -117,7 +118,8 @@ static void run_config(se_test_state *st, const se_neuron_model *m, config cfg) 
     exit(1);
   }
   se_coop_tables ctab = {0};
-  if (cfg.coop && se_coop_build(b, &tab, cfg.coop, cfg.stack_rows, &ctab, &err) != SE_OK) {
+  if (cfg.coop &&
+      se_coop_build(b, &tab, cfg.coop, cfg.stack_rows, cfg.onchip, &ctab, &err) != SE_OK) {
     fprintf(stderr, "%s\n", err.message);
     exit(1);
   }
@@ -200,12 +202,18 @@ static void run_config(se_test_state *st, const se_neuron_model *m, config cfg) 
     for (int64_t k = 0; k < na[c] && k < nb[c]; k++)
       max_dt = fmax(max_dt, fabs(ta[c * 1000 + k] - tb[c * 1000 + k]));
   }
+  int plain = 0, planned = 0; /* morphologies whose plan takes phase 1b's short path */
+  for (int32_t k = 0; k < ctab.n_morph; k++) {
+    planned += ctab.morph[k].steps > 0;
+    plain += ctab.morph[k].plain;
+  }
   if (cfg.coop)
     printf("coop model, %d threads per cell, width %2d, cap %3d%%: max |dv| %.3g mV, gates "
            "%.3g, %lld spikes (cpu %lld), max |dt| %.3g ms; fused2's model: %lld of %lld "
-           "compartment-steps differ in a bit\n",
+           "compartment-steps differ in a bit; short path in %d of %d plans\n",
            cfg.coop, cfg.width, cfg.stack_rows, max_dv, max_gate, (long long)spikes_b,
-           (long long)spikes_a, max_dt, (long long)not_bitwise, (long long)compared);
+           (long long)spikes_a, max_dt, (long long)not_bitwise, (long long)compared, plain,
+           planned);
   else
     printf("width %2d, stack rows %4d, accumulators %s (%d slots): max |dv| %.3g mV, gates %.3g, "
            "%lld spikes (cpu %lld), max |dt| %.3g ms\n",
@@ -214,6 +222,8 @@ static void run_config(se_test_state *st, const se_neuron_model *m, config cfg) 
   SE_EXPECT(st, not_bitwise == 0 && (!cfg.coop || compared > 0),
             "coop vs fused2 model: %lld of %lld compartment-steps differ", (long long)not_bitwise,
             (long long)compared);
+  SE_EXPECT(st, !cfg.coop || cfg.onchip != 1 || plain > 0,
+            "coop: the short path forced on, taken in no plan");
   SE_EXPECT(st, max_dv <= 1e-7, "max voltage difference %g mV", max_dv);
   SE_EXPECT(st, max_gate <= 1e-9, "max gate difference %g after finish", max_gate);
   SE_EXPECT(st, count_mismatch == 0 && spikes_a == spikes_b, "%lld cells with other spike counts",
@@ -376,8 +386,8 @@ int main(void) {
   build_model(&m);
   check_tables(&st, &m);
   const config configs[] = {{8, 100000, 1, 0}, {8, 0, 0, 0}, {1, 5, 1, 0}, {3, 40, 0, 0},
-                            {32, 60, 1, 0},    {32, 0, 1, 0}, {32, 0, 0, 4}, {3, 100, 0, 8},
-                            {8, 0, 0, 2}};
+                            {32, 60, 1, 0},    {32, 0, 1, 0}, {32, 0, 1, 4}, {3, 100, 0, 8},
+                            {8, 0, SE_COOP_SHORT_AUTO, 2}};
   for (size_t k = 0; k < sizeof configs / sizeof configs[0]; k++)
     run_config(&st, &m, configs[k]);
   if (se_gpu_count() > 0) {
@@ -389,7 +399,9 @@ int main(void) {
     run_gpu(&st, &m, CO, 32, NULL, NULL, NULL, NULL); /* 8 threads per cell: 319 rows */
     run_gpu(&st, &m, CO, 3, NULL, NULL, NULL, NULL);
     setenv("SE_COOP_LANES", "4", 1);
+    setenv("SE_COOP_SHORT", "1", 1); /* phase 1b's short path in every plan with PLAIN rows */
     run_gpu(&st, &m, CO, 32, NULL, NULL, NULL, NULL);
+    unsetenv("SE_COOP_SHORT");
     setenv("SE_COOP_LANES", "2", 1);
     setenv("SE_COOP_CAP", "100", 1);
     run_gpu(&st, &m, CO, 1, NULL, NULL, NULL, NULL);
