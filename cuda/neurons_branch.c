@@ -50,7 +50,7 @@ int se_neurons_gpu_kernel(const struct se_neurons *e) {
   free(cells);
   if (has_huge || e->n_cells < (int64_t)SE_GPU_AUTO_MIN_LANES * groups32)
     return SE_GPU_KERNEL_BRANCH;
-  /* coop where it was measured faster than fused2 (docs/gpu.md, "coop measured"): small cells */
+  /* coop where it was measured faster than fused2 (docs/gpu.md): small and medium cells */
   int64_t max_comp = 0;
   for (int64_t g = 0; g < e->n_groups; g++)
     if (e->groups[g].n_comp > max_comp)

@@ -65,9 +65,11 @@ int main(void) {
   const int64_t few[] = {40, 1, 1}, many[] = {60, 2};
   SE_EXPECT(&st, pick(3, few, A, 0, &n0, &edd) == B, "40 + 1 + 1 cells: branch");
   SE_EXPECT(&st, pick(2, many, A, 0, &n0, &edd) == CO, "60 + 2 cells: coop");
-  /* the coop rule: small-low, small-high (6 of 76 with hh), medium-low (305 compartments) */
-  const int64_t big[] = {16, 16, 32}, low_hh[] = {16, 48};
-  SE_EXPECT(&st, pick(3, big, A, 0, &n0, &edd) == F2, "a cell of 305 compartments: fused2");
+  /* the coop rule (cells of at most SE_GPU_COOP_MAX_COMP compartments): small-low, small-high
+   * (6 of 76 with hh), medium-low (305 compartments); big-low (695) goes to fused2 */
+  const int64_t medium[] = {16, 16, 32}, big[] = {16, 16, 16, 16, 32}, low_hh[] = {16, 48};
+  SE_EXPECT(&st, pick(3, medium, A, 0, &n0, &edd) == CO, "a cell of 305 compartments: coop");
+  SE_EXPECT(&st, pick(5, big, A, 0, &n0, &edd) == F2, "a cell of 695 compartments: fused2");
   SE_EXPECT(&st, pick(2, low_hh, A, 0, &n0, &edd) == CO, "13.5%% of compartments hh: coop");
   /* every cell its own shape */
   const int64_t own[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};

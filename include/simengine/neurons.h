@@ -149,7 +149,9 @@ enum {
 const char *se_gpu_kernel_name(int kernel);
 
 #define SE_GPU_AUTO_MIN_LANES 16
-#define SE_GPU_COOP_MAX_COMP 128
+/* coop measured faster than fused2 up to the medium classes (305-319 compartments) and slower
+ * on the big ones (691-695; docs/gpu.md, "coop, session 5") */
+#define SE_GPU_COOP_MAX_COMP 400
 #define SE_GPU_EDD_MIN_COMP 10000
 
 /* Default options: CPU backend, interleaved layout of width 8, GPU kernel SE_GPU_KERNEL_AUTO. */
