@@ -619,11 +619,13 @@ __global__ void __launch_bounds__(512) k_coop(CoopArgs a) {
 
 typedef void (*coop_kernel_fn)(CoopArgs);
 
-// The instantiation of a setting: lanes 2/4/8/16, stages 2/3/4/8.
+// The instantiation of a setting: lanes 2/4/8/16, stages 2/3/4/5/6/8.
 template <int G, bool W16> coop_kernel_fn coop_kernel_g(int stages) {
   switch (stages) {
   case 2: return k_coop<G, 2, W16>;
   case 3: return k_coop<G, 3, W16>;
+  case 5: return k_coop<G, 5, W16>;
+  case 6: return k_coop<G, 6, W16>;
   case 8: return k_coop<G, 8, W16>;
   default: return k_coop<G, 4, W16>;
   }
@@ -690,6 +692,8 @@ template <int G, int ST, bool W16> void coop_emulate_t(const CoopArgs &a) {
 template <int G, bool W16> void coop_emulate_g(const CoopArgs &a, int stages) {
   stages == 2   ? coop_emulate_t<G, 2, W16>(a)
   : stages == 3 ? coop_emulate_t<G, 3, W16>(a)
+  : stages == 5 ? coop_emulate_t<G, 5, W16>(a)
+  : stages == 6 ? coop_emulate_t<G, 6, W16>(a)
   : stages == 8 ? coop_emulate_t<G, 8, W16>(a)
                 : coop_emulate_t<G, 4, W16>(a);
 }
@@ -726,9 +730,10 @@ int check_coop_tree(const int32_t *parent, int32_t n, int64_t n_systems, se_hine
   return se_hines_check_parents(parent, n, "COOP kernel", err);
 }
 
-// The settings asked for, with the defaults for the fields left 0 (warps stays 0: coop_fit).
+// The settings asked for, with the defaults for the fields left 0 (warps and stages stay 0:
+// coop_fit).
 int coop_settings(const se_hines_coop_config *req, se_hines_coop_config *out, se_error *err) {
-  se_hines_coop_config c = {4, 4, 0, 1};
+  se_hines_coop_config c = {4, 0, 0, 1};
   if (req) {
     if (req->lanes)
       c.lanes = req->lanes;
@@ -740,8 +745,8 @@ int coop_settings(const se_hines_coop_config *req, se_hines_coop_config *out, se
   }
   if (c.lanes != 2 && c.lanes != 4 && c.lanes != 8 && c.lanes != 16)
     SE_FAIL(err, SE_ERR_ARG, "COOP kernel: %d lanes per system (2, 4, 8 or 16)", c.lanes);
-  if (c.stages != 2 && c.stages != 3 && c.stages != 4 && c.stages != 8)
-    SE_FAIL(err, SE_ERR_ARG, "COOP kernel: %d pipeline stages (2, 3, 4 or 8)", c.stages);
+  if (c.stages != 0 && (c.stages < 2 || c.stages > 8 || c.stages == 7))
+    SE_FAIL(err, SE_ERR_ARG, "COOP kernel: %d pipeline stages (2, 3, 4, 5, 6 or 8)", c.stages);
   if (c.warps < 0 || c.warps > 16)
     SE_FAIL(err, SE_ERR_ARG, "COOP kernel: %d warps per CTA (1..16, 0 = automatic)", c.warps);
   if (c.ctas_per_sm < 1 || c.ctas_per_sm > 16)
@@ -757,26 +762,55 @@ size_t coop_budget(const se_hines_coop_config &c, const se_hines_device_limits &
   return budget > lim.smem_optin ? lim.smem_optin : budget;
 }
 
-// Fits the settings c to the plan t of S systems: the warps per CTA (c.warps = 0: fill the
-// shared memory, but no more warps per CTA than spreads the systems over every multiprocessor)
+// Shared memory of one warp with `stages` stages (bytes).
+size_t coop_warp_bytes(int32_t n, const CoopTree &t, int G, int stages) {
+  return 8 * ((size_t)stages * COOP_CH * 128 + 2 * (size_t)G * (size_t)(n + t.K + 2));
+}
+
+// Warps per CTA of the settings c with `stages` stages: c.warps, or with c.warps = 0 as many as
+// the shared memory holds, at most 16 and no more than spreads the systems over every
+// multiprocessor; *fit: the warps the shared memory holds.
+long coop_warps(int32_t n, int64_t S, const CoopTree &t, const se_hines_coop_config &c,
+                int stages, const se_hines_device_limits &lim, long *fit) {
+  const int G = 32 / c.lanes;
+  const size_t budget = coop_budget(c, lim);
+  const size_t steps_bytes = 8 * (size_t)coop_table_words(t.MB * c.lanes);
+  const size_t warp_bytes = coop_warp_bytes(n, t, G, stages);
+  *fit = budget > steps_bytes ? (long)((budget - steps_bytes) / warp_bytes) : 0;
+  if (c.warps > 0)
+    return c.warps;
+  const int64_t warps_total = (S + G - 1) / G;
+  const int64_t spread = (warps_total + lim.sms - 1) / lim.sms;
+  const long w = *fit < 16 ? *fit : 16;
+  return spread < w ? (long)spread : w;
+}
+
+// Fits the settings c to the plan t of S systems: the stages (c.stages = 0: when 4 stages give
+// every scheduler a warp (4 or more warps per CTA), the deeper pipeline of 6 or 5 stages that
+// keeps those warps, else 4; session 5, run 4: medium L 4 with 6 stages 64.0% of copy against
+// 61.1%, small-high L 2 with 5 stages 84.8% against 84.2%, while with 2 or 3 warps per CTA
+// (big classes) deeper pipelines measured 1-2 points slower), the warps per CTA (coop_warps)
 // and the shared memory; fills *info.
 int coop_fit(int32_t n, int64_t S, const CoopTree &t, se_hines_coop_config c,
              const se_hines_device_limits &lim, se_hines_coop_info *info, se_error *err) {
   const int G = 32 / c.lanes;
-  const size_t budget = coop_budget(c, lim);
-  const size_t steps_bytes = 8 * (size_t)coop_table_words(t.MB * c.lanes);
-  const size_t warp_words =
-      (size_t)c.stages * COOP_CH * 128 + 2 * (size_t)G * (size_t)(n + t.K + 2);
-  const size_t warp_bytes = 8 * warp_words;
-  const long fit = budget > steps_bytes ? (long)((budget - steps_bytes) / warp_bytes) : 0;
-  if (c.warps == 0) {
-    const int64_t warps_total = (S + G - 1) / G;
-    const int64_t spread = (warps_total + lim.sms - 1) / lim.sms;
-    long w = fit < 16 ? fit : 16;
-    if (spread < w)
-      w = (long)spread;
-    c.warps = (int)w;
+  long fit = 0;
+  if (c.stages == 0) {
+    const long w4 = coop_warps(n, S, t, c, 4, lim, &fit);
+    c.stages = 4;
+    for (int st : {6, 5}) {
+      long fit_st = 0;
+      coop_warps(n, S, t, c, st, lim, &fit_st);
+      if (w4 >= 4 && fit_st >= w4) {
+        c.stages = st;
+        break;
+      }
+    }
   }
+  c.warps = (int)coop_warps(n, S, t, c, c.stages, lim, &fit);
+  const size_t steps_bytes = 8 * (size_t)coop_table_words(t.MB * c.lanes);
+  const size_t warp_bytes = coop_warp_bytes(n, t, G, c.stages);
+  const size_t budget = coop_budget(c, lim);
   if (c.warps < 1 || (long)c.warps > fit)
     SE_FAIL(err, SE_ERR_UNSUPPORTED,
             "COOP kernel (%d lanes, %d stages, %d CTAs/SM): a warp needs %zu B of shared memory "
@@ -1015,7 +1049,7 @@ extern "C" int se_hines_coop_choose(const int32_t *parent, int32_t n, int64_t n_
   for (int lanes : coop_candidate_lanes) {
     CoopTree t; // built once for the lanes (first CTA count), fitted for the others
     for (size_t k = 0; k < sizeof coop_candidate_ctas / sizeof *coop_candidate_ctas; k++) {
-      const se_hines_coop_config want = {lanes, 4, 0, coop_candidate_ctas[k]};
+      const se_hines_coop_config want = {lanes, 0, 0, coop_candidate_ctas[k]};
       se_hines_coop_info info;
       se_error e2 = {SE_OK, {0}};
       const int rc = k ? coop_fit(n, n_systems, t, want, *lim, &info, &e2)

@@ -25,7 +25,8 @@ extern "C" {
 /* Settings of the COOP kernel; 0 in a field means the default / automatic value. */
 typedef struct se_hines_coop_config {
   int lanes;       /* threads per system: 2, 4, 8 or 16 (default 4) */
-  int stages;      /* cp.async pipeline depth in chunks of 2 steps: 2, 3, 4 or 8 (default 4) */
+  int stages;      /* cp.async pipeline depth in chunks of 2 steps: 2, 3, 4, 5, 6 or 8 (default:
+                      6 or 5 where that keeps the 4 or more warps of 4 stages, else 4) */
   int warps;       /* warps per CTA, 1..16 (default: as many as the shared memory holds) */
   int ctas_per_sm; /* CTAs per multiprocessor sharing its shared memory (default 1) */
 } se_hines_coop_config;
@@ -47,7 +48,7 @@ typedef struct se_hines_coop se_hines_coop; /* a plan for one batch (opaque) */
 
 /* Chooses COOP settings for n_systems systems of the tree (FULL or BLOCK layout) on a device
  * with the given limits by the cost model of docs/gpu-hines.md ("Automatic choice"): lanes 4, 2,
- * 8 x 1 or 2 CTAs per multiprocessor, 4 stages. Fills *cfg with the cheapest and *cycles
+ * 8 x 1 or 2 CTAs per multiprocessor, automatic stages. Fills *cfg with the cheapest and *cycles
  * with its cost in multiprocessor cycles (the unit of the STREAM model). SE_ERR_UNSUPPORTED: no
  * candidate fits; SE_ERR_ARG: a bad tree or the FLAT layout. Host only; not collective. */
 int se_hines_coop_choose(const int32_t *parent, int32_t n, int64_t n_systems,

@@ -53,7 +53,8 @@ static const char *usage =
     "  -tT -sST -cC -rR  STREAM settings: threads per CTA (32, 64, 128), pipeline stages (4, 8),\n"
     "          CTAs per multiprocessor, tail rows (0 = none; default: as many as fit)\n"
     "  -lL -sST -wW -cC  COOP settings: lanes per system (2, 4, 8, 16; default 4), pipeline\n"
-    "          stages (2, 3, 4, 8), warps per CTA (default: as many as fit), CTAs per\n"
+    "          stages (2, 3, 4, 5, 6, 8; default: 6 or 5 where they keep 4 or more warps, else\n"
+    "          4), warps per CTA (default: as many as fit), CTAs per\n"
     "          multiprocessor\n"
     "Default variants: flat,full,block32,block128,block32-shared,full-stream-r0,\n"
     "                  block32-stream-r0,full-stream,block32-stream,full-coop,block32-coop\n";

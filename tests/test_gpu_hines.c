@@ -310,14 +310,14 @@ static void check_emulation(se_test_state *st, const tree *trees, int n_trees) {
          runs, worst);
 }
 
-/* The COOP settings under test: lanes (2, 4, 8, 16) x stages (4, 8, 2, 3); automatic warps
- * (the emulation runs one warp). */
-#define N_COOP_CASES 16
+/* The COOP settings under test: lanes (2, 4, 8, 16) x stages (4, 8, 2, 3, 6, 5); automatic
+ * warps (the emulation runs one warp). */
+#define N_COOP_CASES 24
 static int coop_cases(se_hines_coop_config *c) {
   int k = 0;
-  const int lanes[4] = {2, 4, 8, 16}, stages[4] = {4, 8, 2, 3};
+  const int lanes[4] = {2, 4, 8, 16}, stages[6] = {4, 8, 2, 3, 6, 5};
   for (int a = 0; a < 4; a++)
-    for (int b = 0; b < 4; b++)
+    for (int b = 0; b < 6; b++)
       c[k++] = (se_hines_coop_config){lanes[a], stages[b], 0, 0};
   return k;
 }
@@ -363,7 +363,7 @@ static void check_coop_emulation(se_test_state *st, const tree *trees, int n_tre
         se_hines_coop_config cfgs[N_COOP_CASES];
         int nc = coop_cases(cfgs);
         for (int c = 0; c < nc; c++) {
-          if (layouts[li].bs > 32 && c % 4 != 0 && c % 4 != 3)
+          if (layouts[li].bs > 32 && c % 6 != 0 && c % 6 != 3)
             continue; /* block64/128: 4 and 3 stages are enough */
           coop_emulate_one(st, t, &y, &layouts[li], &cfgs[c], &worst);
           runs++;
@@ -395,7 +395,7 @@ static void check_coop_emulation(se_test_state *st, const tree *trees, int n_tre
                                       NULL, &err) == SE_ERR_ARG &&
                     strstr(err.message, "full or block") != NULL,
             "COOP on the flat layout: %s", err.message);
-  const se_hines_coop_config bad[3] = {{3, 4, 0, 0}, {4, 5, 0, 0}, {32, 4, 0, 0}};
+  const se_hines_coop_config bad[3] = {{3, 4, 0, 0}, {4, 7, 0, 0}, {32, 4, 0, 0}};
   for (int k = 0; k < 3; k++)
     SE_EXPECT(st, se_hines_coop_emulate(p1, 1, 1, SE_HINES_LAYOUT_FULL, 1, &bad[k], &x, &x, &x,
                                         &x, NULL, &err) == SE_ERR_ARG,
@@ -408,9 +408,13 @@ static void check_coop_emulation(se_test_state *st, const tree *trees, int n_tre
  * model must pick the lanes measured fastest among L 2, 4, 8 x 1, 2 CTAs (device run 1 of
  * session 5): L 2 (small-low 84.4% of copy against 77.2% for L 4, small-high 84.3% against
  * 53.9%), L 4 (medium-low 59.2% against 49.3% for L 8, medium-high 62.1% against 51.6%, big-low
- * 34.4% against 30.9%), L 8 (big-high 44.3% against 36.9%). The flat layout is refused. */
+ * 34.4% against 30.9%), L 8 (big-high 44.3% against 36.9%). The automatic stages must be
+ * those measured fastest among 4, 5, 6 in session 5's run 4 where they keep the warps: 4 for
+ * small-low (5 stages lose a warp), 5 for small-high (84.8% against 84.2%), 6 for the medium
+ * classes (medium-high 64.0% against 61.1%), 4 for the big classes (2-3 warps per CTA: deeper
+ * pipelines 1-2 points slower). The flat layout is refused. */
 static void check_coop_choice(se_test_state *st, const tree *trees) {
-  const int want_lanes[6] = {2, 2, 4, 4, 4, 8};
+  const int want_lanes[6] = {2, 2, 4, 4, 4, 8}, want_stages[6] = {4, 5, 6, 6, 4, 4};
   for (int ti = 0; ti < 6; ti++) {
     se_hines_coop_config c;
     double cycles = 0.0;
@@ -420,10 +424,12 @@ static void check_coop_choice(se_test_state *st, const tree *trees) {
     SE_EXPECT(st, rc == SE_OK, "COOP choice %s: %s", trees[ti].name, err.message);
     if (rc != SE_OK)
       continue;
-    printf("COOP automatic settings %-11s 256000: L%d C%d W%d, model %.3f ms at 1.98 GHz\n",
-           trees[ti].name, c.lanes, c.ctas_per_sm, c.warps, cycles / 1.98e6);
+    printf("COOP automatic settings %-11s 256000: L%d C%d W%d S%d, model %.3f ms at 1.98 GHz\n",
+           trees[ti].name, c.lanes, c.ctas_per_sm, c.warps, c.stages, cycles / 1.98e6);
     SE_EXPECT(st, c.lanes == want_lanes[ti], "COOP choice %s: L%d C%d, expected L%d",
               trees[ti].name, c.lanes, c.ctas_per_sm, want_lanes[ti]);
+    SE_EXPECT(st, c.stages == want_stages[ti], "COOP choice %s: %d stages, expected %d",
+              trees[ti].name, c.stages, want_stages[ti]);
   }
   se_hines_coop_config c;
   double cycles = 0.0;
