@@ -2,12 +2,13 @@
 // adjacent cells of a group, L = 32 / G threads per cell (thread j of cell c is warp lane
 // j * G + c), every intermediate of the step in shared memory. fused2's per-row arithmetic
 // (neurons_stream.h) on the same values in the same order; the host model se_coop_reference_step
-// performs the same phases. Each phase loads the plan records of its coming steps into a register
-// ring while a step computes. Measured (docs/gpu.md "Reading the coop numbers", third round):
-// 3.9 warp instructions per medium-high compartment, still latency-bound at 8 warps per
-// multiprocessor (half the cycles between two instructions of a warp wait on global loads).
+// performs the same phases. Each phase loads the plan records of its coming steps while a step
+// computes: phase 1b through a ring in shared memory (cp.async), the others into register rings.
+// Measured (docs/gpu.md "coop measured", fourth round): 4.9x the byte floor on medium-high, still
+// latency-bound.
 #include <type_traits>
 
+#include "async_copy.cuh"
 #include "neurons_coop_cuda.h"
 #include "neurons_device.cuh"
 #include "neurons_math.h"
@@ -92,7 +93,19 @@ __global__ void __launch_bounds__(32, 16)
 
   // ---- 0: v of this thread's rows into their slots (asynchronous copies, all in flight at
   // once), then a v + c at each of them (0 at hh rows: 1a makes their b0), then the clamps ----
-  {
+  const int cl0 = (int)(warp % cp.warps_per_group) * G; // the warp's first lane
+  if (cp.v_wide && (reinterpret_cast<uintptr_t>(d.v + grp.base) & 15) == 0) {
+    // the warp copies together, 16 bytes at a time past the L1 (cp.async.cg): the G cells' v of
+    // a row are G * 8 contiguous bytes in global memory (the width a multiple of G: attach) and
+    // in shared memory; thread (j, c) copies chunk c % CH of rows k = c / CH, c / CH + 2, ...
+    // of range j
+    constexpr int CH = G / 2;
+    const int q = c % CH, k0 = c / CH, nrows = cl0 < grp.lanes ? hi - lo : 0;
+    const double *vk = d.v + grp.base + cl0 + 2 * q + (int64_t)(hi - 1 - k0) * W;
+    unsigned sk = (unsigned)__cvta_generic_to_shared(smem + (k0 * 32 + j * G + 2 * q));
+    for (int k = k0; k < nrows; k += 2, vk -= 2 * W, sk += 64 * sizeof(double))
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(sk), "l"(vk) : "memory");
+  } else {
     const double *vk = V + (int64_t)(hi - 1) * W; // row hi - 1 - k
     unsigned sk = (unsigned)__cvta_generic_to_shared(Sj);
     for (int k = 0; k < nj; k++, vk -= W, sk += 32 * sizeof(double))
@@ -112,10 +125,17 @@ __global__ void __launch_bounds__(32, 16)
     r.v = r.m = r.h = r.n = 0.0;
     if (r.q4.x >= 0) {
       const int64_t o = (int64_t)r.q4.x * W;
-      r.v = V[o];
-      r.m = Mg[o];
-      r.h = Hg[o];
-      r.n = Ng[o];
+      if (cp.state_l2) { // past the L1 (ld.global.cg): it keeps the plan's records
+        r.v = __ldcg(V + o);
+        r.m = __ldcg(Mg + o);
+        r.h = __ldcg(Hg + o);
+        r.n = __ldcg(Ng + o);
+      } else {
+        r.v = V[o];
+        r.m = Mg[o];
+        r.h = Hg[o];
+        r.n = Ng[o];
+      }
     }
     return r;
   };
@@ -129,6 +149,7 @@ __global__ void __launch_bounds__(32, 16)
   for (int u = 0; u < R2 - 1; u++)
     ac[u] = ld_d2(p0 + (4 * u + 3) * L);
   asm volatile("cp.async.wait_all;" ::: "memory");
+  __syncwarp(); // the warp's copies fill the slots of every cell
   double *y0 = Sj;
   for (int k0 = 0; k0 < steps; k0 += R2, p0 += 4 * R2 * L, y0 += R2 * 32) {
 #pragma unroll
@@ -189,6 +210,37 @@ __global__ void __launch_bounds__(32, 16)
   auto load_row = [&](const se_coop_chunk *q) { // q: chunk 0 of the step
     return row_rec{ld_d2(q), ld_i4(q + L), ld_i4(q + 2 * L)};
   };
+  // one step of a range: row record r, the row's slot y, the push (cb, cd) to the next row
+  auto eliminate_row = [&](const row_rec &r, double *y, double &cb, double &cd, auto with_plain) {
+    const uint32_t meta = (uint32_t)r.q1.w;
+    if (meta & SE_COOP_TRUNK) { // trunk rows (phase 2) and padding steps
+      cb = cd = 0.0;
+      return;
+    }
+    if constexpr (decltype(with_plain)::value) {
+      if (meta & SE_COOP_PLAIN) { // fused2's arithmetic with ab = 0: b0 + (cb + 0)
+        const double yv = (*y + (cb + 0.0)) * r.dg.x;
+        *y = yv;
+        cb = r.dg.y * yv;
+        cd = 0.0;
+        return;
+      }
+    }
+    const double d0 = (meta & SE_STREAM_HH) ? at(B, r.q1.x) : r.dg.x;
+    const se_stream_elim el =
+        se_stream_eliminate_from(*y, d0, r.dg.y, __hiloint2double(r.q1.y, r.q1.x), meta, cb, cd,
+                                 at(B, r.q2.y), at(B, r.q2.z));
+    *y = el.y;
+    if (!(meta & SE_STREAM_DCONST))
+      at(B, r.q1.x) = el.f;
+    const bool prev = meta & SE_STREAM_PREV;
+    cb = prev ? el.push_b : 0.0;
+    cd = prev ? el.push_d : 0.0;
+    double &A = at(B, r.q2.x), &D = at(B, r.q2.w);
+    A = (meta & SE_STREAM_FIRST) ? el.push_b : A + el.push_b;
+    D = (meta & SE_STREAM_DFIRST) ? el.push_d : D + el.push_d;
+  };
+  // the records in a register ring, R - 1 steps ahead
   auto eliminate_ranges = [&](auto with_plain) {
     const se_coop_chunk *p1 = rec; // chunk 0 of step k0 + u at p1[4 u L]
     row_rec r1[R];
@@ -200,39 +252,63 @@ __global__ void __launch_bounds__(32, 16)
 #pragma unroll
       for (int u = 0; u < R; u++) {
         r1[(u + R - 1) % R] = load_row(p1 + 4 * (u + R - 1) * L);
-        const row_rec &r = r1[u];
-        const uint32_t meta = (uint32_t)r.q1.w;
-        if (meta & SE_COOP_TRUNK) { // trunk rows (phase 2) and padding steps
-          cb = cd = 0.0;
-          continue;
-        }
-        double *const y = y1 + u * 32;
-        if constexpr (decltype(with_plain)::value) {
-          if (meta & SE_COOP_PLAIN) { // fused2's arithmetic with ab = 0: b0 + (cb + 0)
-            const double yv = (*y + (cb + 0.0)) * r.dg.x;
-            *y = yv;
-            cb = r.dg.y * yv;
-            cd = 0.0;
-            continue;
-          }
-        }
-        const double d0 = (meta & SE_STREAM_HH) ? at(B, r.q1.x) : r.dg.x;
-        const se_stream_elim el =
-            se_stream_eliminate_from(*y, d0, r.dg.y, __hiloint2double(r.q1.y, r.q1.x), meta, cb,
-                                     cd, at(B, r.q2.y), at(B, r.q2.z));
-        *y = el.y;
-        if (!(meta & SE_STREAM_DCONST))
-          at(B, r.q1.x) = el.f;
-        const bool prev = meta & SE_STREAM_PREV;
-        cb = prev ? el.push_b : 0.0;
-        cd = prev ? el.push_d : 0.0;
-        double &A = at(B, r.q2.x), &D = at(B, r.q2.w);
-        A = (meta & SE_STREAM_FIRST) ? el.push_b : A + el.push_b;
-        D = (meta & SE_STREAM_DFIRST) ? el.push_d : D + el.push_d;
+        eliminate_row(r1[u], y1 + u * 32, cb, cd, with_plain);
       }
     }
   };
-  if (mo->plain)
+  // SE_COOP_STAGE: the records staged through a ring of R steps in shared memory (cp.async, R - 1
+  // steps ahead: its groups complete in order, where the register ring's loads share one
+  // scoreboard and a step waits for the loads it has just issued), read one step ahead; cell 0's
+  // thread j copies range j's records, which the G cells share
+  auto eliminate_ranges_staged = [&](auto with_plain) {
+    const unsigned on_mask = __ballot_sync(0xFFFFFFFFu, on);
+    se_coop_chunk *const ring = reinterpret_cast<se_coop_chunk *>(smem + (int64_t)cp.slots * G);
+    const se_coop_chunk *p1 = rec; // chunk 0 of step k at p1 + 4 k L
+    // chunk q of step k's record of thread j: ring[((k % R) * 3 + q) L + j]
+    auto stage = [&](int k) {
+      if (c == 0) {
+        se_coop_chunk *dst = ring + (k % R) * 3 * L + j;
+        const se_coop_chunk *src = p1 + 4 * k * L;
+#pragma unroll
+        for (int q = 0; q < 3; q++)
+          copy16_async(reinterpret_cast<double *>(dst + q * L),
+                       reinterpret_cast<const double *>(src + q * L));
+      }
+      copy_commit();
+    };
+    auto read = [&](int k) {
+      const se_coop_chunk *e = ring + (k % R) * 3 * L + j;
+      return row_rec{*reinterpret_cast<const double2 *>(e),
+                     *reinterpret_cast<const int4 *>(e + L),
+                     *reinterpret_cast<const int4 *>(e + 2 * L)};
+    };
+    if (steps == 0)
+      return;
+    for (int k = 0; k < R - 1; k++)
+      stage(k);
+    copy_wait<R - 2>(); // step 0 landed
+    __syncwarp(on_mask);
+    row_rec r2[2];
+    r2[0] = read(0);
+    double cb = 0.0, cd = 0.0, *y1 = Sj;
+    for (int k0 = 0; k0 < steps; k0 += R, y1 += R * 32) {
+#pragma unroll
+      for (int u = 0; u < R; u++) {
+        const int k = k0 + u;
+        copy_wait<R - 3>(); // step k + 1 landed (this thread's copies)
+        __syncwarp(on_mask); // ... and every thread's; entry (k - 1) % R read by all
+        stage(k + R - 1);
+        r2[(u + 1) % 2] = read(k + 1);
+        eliminate_row(r2[u % 2], y1 + u * 32, cb, cd, with_plain);
+      }
+    }
+    copy_wait<0>();
+  };
+  if (cp.stage && mo->plain)
+    eliminate_ranges_staged(std::true_type{});
+  else if (cp.stage)
+    eliminate_ranges_staged(std::false_type{});
+  else if (mo->plain)
     eliminate_ranges(std::true_type{});
   else
     eliminate_ranges(std::false_type{});
@@ -337,7 +413,7 @@ __global__ void __launch_bounds__(32, 16)
 
 template <int L> void launch_coop(const se_neurons_device *d, const se_coop_device *cp, double t,
                                   int update_gates, cudaStream_t stream) {
-  step_coop<L><<<(unsigned)cp->n_warps, 32, (size_t)cp->slots * 32 * sizeof(double) / L,
+  step_coop<L><<<(unsigned)cp->n_warps, 32, se_coop_warp_smem(cp->slots, L, cp->stage),
                  stream>>>(*d, *cp, t, update_gates);
 }
 

@@ -6,9 +6,21 @@
 #include "neurons_coop_cuda.h"
 #include "se_cuda.h"
 
-/* Shared memory per warp of the plans tab. */
-static size_t warp_smem(const se_coop_tables *tab) {
-  return (size_t)tab->max_slots * (size_t)(32 / tab->lanes) * sizeof(double);
+/* Defaults of the knobs SE_COOP_VWIDE, SE_COOP_STATE_L2 and SE_COOP_STAGE: on, measured faster
+ * on all six classes (docs/gpu.md "coop measured", fourth round). */
+#define SE_COOP_VWIDE_DEFAULT 1
+#define SE_COOP_STATE_L2_DEFAULT 1
+#define SE_COOP_STAGE_DEFAULT 1
+
+/* The environment's flag name (0 or 1), dflt where it is unset or empty. */
+static int env_flag(const char *name, int dflt) {
+  const char *s = getenv(name);
+  return s && *s ? atoi(s) != 0 : dflt;
+}
+
+/* Shared memory per warp of the plans tab (stage: with phase 1b's ring of records). */
+static size_t warp_smem(const se_coop_tables *tab, int stage) {
+  return se_coop_warp_smem(tab->max_slots, tab->lanes, stage);
 }
 
 int se_neurons_coop_attach(const struct se_neurons *e, int device, se_neurons_device *d,
@@ -21,6 +33,7 @@ int se_neurons_coop_attach(const struct se_neurons *e, int device, se_neurons_de
   se_stream_tables st;
   SE_TRY(se_stream_build(e, &st, err));
   se_coop_tables tab = {0};
+  const int stage = env_flag("SE_COOP_STAGE", SE_COOP_STAGE_DEFAULT);
   const char *cap = getenv("SE_COOP_CAP"), *env = getenv("SE_COOP_LANES"),
              *short_env = getenv("SE_COOP_SHORT");
   const int forced = env && *env ? atoi(env) : 0, cap_percent = cap ? atoi(cap) : 0;
@@ -31,7 +44,7 @@ int se_neurons_coop_attach(const struct se_neurons *e, int device, se_neurons_de
   if (rc == SE_OK && !forced) {
     se_coop_tables eight;
     rc = se_coop_build(e, &st, 8, cap_percent, short_path, &eight, err);
-    const double t4 = warp_smem(&tab) <= (size_t)smem_block
+    const double t4 = warp_smem(&tab, stage) <= (size_t)smem_block
                           ? se_coop_estimate(e, &tab, (size_t)smem_sm)
                           : 0.0,
                  t8 = rc == SE_OK ? se_coop_estimate(e, &eight, (size_t)smem_sm) : 0.0;
@@ -52,7 +65,7 @@ int se_neurons_coop_attach(const struct se_neurons *e, int device, se_neurons_de
     se_coop_free(&tab);
   SE_TRY(rc);
   const int G = 32 / tab.lanes;
-  const size_t smem = warp_smem(&tab);
+  const size_t smem = warp_smem(&tab, stage);
   if (smem > (size_t)smem_block)
     rc = se_error_set(err, SE_ERR_UNSUPPORTED, __FILE__, __LINE__, __func__,
                       "coop GPU step: a morphology needs %zu B of shared memory per %d cells "
@@ -73,6 +86,14 @@ int se_neurons_coop_attach(const struct se_neurons *e, int device, se_neurons_de
   cp->slots = tab.max_slots;
   cp->warps_per_group = (d->width + G - 1) / G;
   cp->n_warps = d->n_groups * cp->warps_per_group;
+  cp->v_wide = env_flag("SE_COOP_VWIDE", SE_COOP_VWIDE_DEFAULT) && d->width % G == 0;
+  cp->state_l2 = env_flag("SE_COOP_STATE_L2", SE_COOP_STATE_L2_DEFAULT);
+  cp->stage = stage;
+  if (rc == SE_OK && getenv("SE_COOP_VERBOSE"))
+    fprintf(stderr, "coop: v copies %s, hh state loads %s, phase 1b's records %s\n",
+            cp->v_wide ? "16 B by the warp (cg)" : "8 B per thread (ca)",
+            cp->state_l2 ? "past the L1 (cg)" : "through the L1",
+            cp->stage ? "staged in shared memory" : "in a register ring");
   if (rc == SE_OK && getenv("SE_COOP_VERBOSE"))
     for (int32_t m = 0; m < tab.n_morph; m++)
       if (tab.morph[m].steps > 0)
@@ -82,7 +103,8 @@ int se_neurons_coop_attach(const struct se_neurons *e, int device, se_neurons_de
                 "short path %s\n",
                 m, tab.lanes, tab.morph[m].steps, tab.morph[m].hh_steps, tab.morph[m].n_ev,
                 tab.morph[m].trunk, tab.morph[m].slots, tab.morph[m].holes,
-                (size_t)tab.morph[m].slots * G * sizeof(double), tab.morph[m].plain ? "on" : "off");
+                se_coop_warp_smem(tab.morph[m].slots, tab.lanes, stage),
+                tab.morph[m].plain ? "on" : "off");
   se_coop_free(&tab);
   SE_TRY(rc);
   /* the device's limit: the attribute is per kernel, and engines of other sizes launch it too */
