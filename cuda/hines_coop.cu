@@ -73,7 +73,9 @@ enum {
   CF_ACC = 2,   // the row's cell holds contributions of children of its own lane and level
   CF_INIT = 4,  // the row's contribution is the first to its target cell: store, not add
   CF_TOP = 8,   // row 0: x = g
-  CF_IDLE = 16  // the lane idles (encoded table only): compute on row 0's values, store nothing
+  CF_IDLE = 16, // the lane idles (encoded table only): compute on row 0's values, store nothing
+  CF_ROOTS = 32 // some row of the chunk, in any bin, has root cells (encoded table only: set in
+                // every entry of the chunk, so that the warp branches to the roots loops as one)
 };
 
 struct CoopTree {
@@ -285,7 +287,8 @@ int coop_build(const int32_t *parent, int32_t n, int L, CoopTree *t, se_error *e
 // lane's system is at byte 16 G c of the lane's cell base, so the table holds 16 G c: x the
 // row's cell (the discard cell when idle: the lane copies row 0 and computes into the discard
 // cell), z the target (the discard cell when the contribution is carried or
-// there is none), w the parent's x (16 G c + 8; the zero cell's for row 0); goff = row x rs x 8
+// there is none), w the parent's x (16 G c + 8; the zero cell's for row 0), y the flags (with
+// CF_ROOTS in every entry of a chunk that adds root cells); goff = row x rs x 8
 // (bytes: a copy source or an x store is one 64-bit add from a lane's base), ordered
 // [chunk][lane][step of the chunk] so that a lane reads a chunk's offsets as one uint2.
 void coop_encode(CoopTree *t, int G, uint32_t rs) {
@@ -307,6 +310,14 @@ void coop_encode(CoopTree *t, int G, uint32_t rs) {
                           16 * G * (o.w < 0 ? zero : o.w) + 8);
     t->goff[qg] = (uint32_t)o.x * rs * (uint32_t)sizeof(double);
   }
+  const size_t chunk = (size_t)COOP_CH * t->L;
+  for (size_t q0 = 0; q0 < t->steps.size(); q0 += chunk) {
+    bool roots = false;
+    for (size_t q = q0; q < q0 + chunk; q++)
+      roots = roots || (t->steps[q].x >= 0 && (t->steps[q].y >> 20) != 0);
+    for (size_t q = q0; q < q0 + chunk && roots; q++)
+      t->enc[q].y |= CF_ROOTS;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -315,6 +326,9 @@ void coop_encode(CoopTree *t, int G, uint32_t rs) {
 // The double at byte offset `off` from p (the table's cell offsets are in bytes: one add).
 SE_HD inline double *at(double *p, int off) {
   return reinterpret_cast<double *>(reinterpret_cast<char *>(p) + off);
+}
+SE_HD inline const double *at(const double *p, int off) {
+  return reinterpret_cast<const double *>(reinterpret_cast<const char *>(p) + off);
 }
 
 // A cell (two doubles, 16-byte aligned) as one 16-byte access: a warp's L bins then touch
@@ -387,14 +401,15 @@ SE_HD inline void coop_pieces(const CoopArgs &a, int lane, int64_t b0, int nvali
   }
 }
 
-// Copies the inputs of chunk c into its stage (c % ST): per step one table offset (the lane's
-// bin's row x stride x 8), NR whole pieces. No branch: an idle row copies row 0. A chunk past
-// the last commits an empty group, so that every chunk is one group.
+// Copies the inputs of chunk c into its stage (c % ST) when `copies` (c is a chunk of the
+// table): per step one table offset (the lane's bin's row x stride x 8), NR whole pieces. No
+// branch on the table: an idle row copies row 0. Without copies (a chunk past the last) it
+// commits an empty group, so that every chunk is one group.
 template <int G, int ST, bool W16>
-SE_HD inline void coop_issue(const CoopArgs &a, const CoopPieces<G, ST, W16> &pc,
-                             const uint32_t *goff, int c, int j, double *stage) {
+SE_HD inline void coop_issue(const CoopPieces<G, ST, W16> &pc, const uint32_t *goff, int c, int j,
+                             double *stage, bool copies) {
   typedef CoopShape<G, ST, W16> Sh;
-  if (c * COOP_CH < a.MB) {
+  if (copies) {
     double *sst = stage + (c % ST) * COOP_CH * Sh::SW + pc.dst;
     static_assert(COOP_CH == 2, "a chunk's table offsets are one uint2");
     const uint2 off2 = *reinterpret_cast<const uint2 *>(goff + (c * Sh::L + j) * COOP_CH);
@@ -415,6 +430,15 @@ SE_HD inline void coop_issue(const CoopArgs &a, const CoopPieces<G, ST, W16> &pc
   copy_commit();
 }
 
+// The table entries of backward chunk c of bin j (its steps in order).
+template <int G>
+SE_HD inline void coop_ops(const int4 *steps, int c, int j, int4 op[COOP_CH]) {
+  constexpr int L = 32 / G;
+  SE_UNROLL
+  for (int kk = 0; kk < COOP_CH; kk++)
+    op[kk] = steps[(c * COOP_CH + kk) * L + j];
+}
+
 // What a lane reads at the start of a backward chunk: the table entries, the stage's inputs
 // (after these loads the chunk's stage is free for the copies of chunk c + ST) and the
 // accumulated contributions of each row's children in its own cell (or the zero cell).
@@ -423,20 +447,20 @@ struct CoopBackLoads {
   double uu[COOP_CH], ll[COOP_CH], dd[COOP_CH], rr[COOP_CH], a0[COOP_CH], a1[COOP_CH];
 };
 
-// Loads of backward chunk c for lane j G + g (system g of the warp, bin j). Everything a step
-// reads is loaded here: a step's stores never reach the next step's cells (its parent, when it
-// is the next row, is carried in registers; the bins of a level are disjoint subtrees), except
-// a sibling's parent cell (read in the step).
+// Loads of backward chunk c for lane j G + g (system g of the warp, bin j), whose table
+// entries op were read one chunk ahead (coop_ops). Everything a step reads is loaded here: a
+// step's stores never reach the next step's cells (its parent, when it is the next row, is
+// carried in registers; the bins of a level are disjoint subtrees), except a sibling's parent
+// cell (read in the step).
 template <int G, int ST>
-SE_HD inline void coop_back_load(const CoopArgs &a, const int4 *steps, int c, int lane,
+SE_HD inline void coop_back_load(const CoopArgs &a, const int4 op[COOP_CH], int c, int lane,
                                  const double *stage, double *cells, CoopBackLoads *b) {
-  constexpr int L = 32 / G;
-  const int j = lane / G, st = c % ST;
+  const int st = c % ST;
   double *cg = cells + 2 * (lane % G); // cell c of the lane's system: at(cg, 16 G c)
   const int zero = 16 * G * a.zero;
   SE_UNROLL
   for (int kk = 0; kk < COOP_CH; kk++) {
-    const int4 o = steps[(c * COOP_CH + kk) * L + j];
+    const int4 o = op[kk];
     b->op[kk] = o;
     const double *w = stage + (st * COOP_CH + kk) * 128 + lane;
     b->uu[kk] = w[0];
@@ -452,23 +476,26 @@ SE_HD inline void coop_back_load(const CoopArgs &a, const int4 *steps, int c, in
 // Backward steps of a chunk from its loads (to which the root cells below each row are added
 // first): rows leave (h, g) in their cells and send
 // ((u l) / d', u g) to their parent (registers, the parent's cell or a root cell). No branch on
-// the table: an idle entry computes on row 0's values and writes the discard cell.
+// the table but CF_ROOTS, the same in every lane: an idle entry computes on row 0's values and
+// writes the discard cell.
 template <int G>
 SE_HD inline void coop_back_steps(const CoopArgs &a, CoopBackLoads &b, int lane,
                                   double *cells, double &cd, double &cr) {
   double *cg = cells + 2 * (lane % G);
   const int zero = 16 * G * a.zero;
   // the roots below each row (written at lower levels, in earlier chunks)
-  SE_UNROLL
-  for (int kk = 0; kk < COOP_CH; kk++) {
-    const int n_roots = b.op[kk].y >> 20, first = (b.op[kk].y >> 8) & 0xfff;
+  if (b.op[0].y & CF_ROOTS) {
+    SE_UNROLL
+    for (int kk = 0; kk < COOP_CH; kk++) {
+      const int n_roots = b.op[kk].y >> 20, first = (b.op[kk].y >> 8) & 0xfff;
 #ifdef __CUDA_ARCH__
 #pragma unroll 1
 #endif
-    for (int q = 0; q < n_roots; q++) {
-      const double2 rc = cell_load(cg + 2 * G * (a.n + first + q));
-      b.a0[kk] += rc.x;
-      b.a1[kk] += rc.y;
+      for (int q = 0; q < n_roots; q++) {
+        const double2 rc = cell_load(cg + 2 * G * (a.n + first + q));
+        b.a0[kk] += rc.x;
+        b.a1[kk] += rc.y;
+      }
     }
   }
   SE_UNROLL
@@ -489,38 +516,51 @@ SE_HD inline void coop_back_steps(const CoopArgs &a, CoopBackLoads &b, int lane,
   }
 }
 
-// Forward steps of chunk c (the backward steps in reverse): x_i = g_i - h_i x_p(i), kept in the
-// row's cell; X points at row 0 of the lane's system in rhs (a table offset is in bytes). Idle
-// entries compute on the discard cell and store nothing to device memory.
+// (h, g) of the rows of a forward chunk (backward chunk entries op, last step first).
+template <int G>
+SE_HD inline void coop_fwd_hg(const int4 op[COOP_CH], int lane, const double *cells,
+                              double2 hg[COOP_CH]) {
+  const double *cg = cells + 2 * (lane % G);
+  SE_UNROLL
+  for (int kk = 0; kk < COOP_CH; kk++)
+    hg[kk] = cell_load(at(cg, op[COOP_CH - 1 - kk].x));
+}
+
+// Forward steps of chunk c (backward chunk nc - 1 - c, last step first): x_i = g_i - h_i
+// x_p(i), kept in the row's cell; X points at row 0 of the lane's system in rhs (a table offset
+// is in bytes). Idle entries compute on the discard cell and store nothing to device memory.
+// op and hg hold the chunk's table entries and (h, g), read one chunk ahead; on return they
+// hold the next chunk's (after the last: backward chunk 0's entries, the next group's first).
+// No forward step writes a cell's h or another row's g, so (h, g) can be read early.
 template <int G>
 SE_HD inline void coop_fwd(const CoopArgs &a, const int4 *steps, const uint32_t *goff, int c,
-                           int lane, double *cells, char *X, bool live, double &xc) {
+                           int lane, double *cells, char *X, bool live, double &xc,
+                           int4 op[COOP_CH], double2 hg[COOP_CH]) {
   constexpr int L = 32 / G;
-  const int j = lane / G;
+  const int j = lane / G, nc = a.MB / COOP_CH, cb = nc - 1 - c;
   double *cg = cells + 2 * (lane % G);
   // Loads first, as in the backward chunk: a step's x reaches the next step through xc when it
   // is the next step's parent (the loaded cell value is then not used).
-  int4 op[COOP_CH];
-  double hh[COOP_CH], gv[COOP_CH], xq[COOP_CH];
-  // chunk c of the forward sweep runs backward chunk MB / COOP_CH - 1 - c, last step first
-  const uint2 go2 =
-      *reinterpret_cast<const uint2 *>(goff + ((a.MB / COOP_CH - 1 - c) * L + j) * COOP_CH);
+  int4 o_run[COOP_CH];
+  double xq[COOP_CH];
+  const uint2 go2 = *reinterpret_cast<const uint2 *>(goff + (cb * L + j) * COOP_CH);
   const uint32_t go[COOP_CH] = {go2.y, go2.x};
   SE_UNROLL
   for (int kk = 0; kk < COOP_CH; kk++) {
-    const int q = (a.MB - 1 - c * COOP_CH - kk) * L + j;
-    const int4 o = steps[q];
-    op[kk] = o;
-    const double2 hg = cell_load(at(cg, o.x));
-    hh[kk] = hg.x;
-    gv[kk] = hg.y;
-    xq[kk] = *at(cg, o.w);
+    o_run[kk] = op[COOP_CH - 1 - kk];
+    xq[kk] = *at(cg, o_run[kk].w);
   }
+  double2 hg_run[COOP_CH];
+  SE_UNROLL
+  for (int kk = 0; kk < COOP_CH; kk++)
+    hg_run[kk] = hg[kk];
+  coop_ops<G>(steps, c + 1 < nc ? cb - 1 : 0, j, op);
+  coop_fwd_hg<G>(op, lane, cells, hg);
   SE_UNROLL
   for (int kk = 0; kk < COOP_CH; kk++) {
-    const int4 o = op[kk];
+    const int4 o = o_run[kk];
     const double xp = (o.y & CF_CARRY) ? xc : xq[kk];
-    const double x = (o.y & CF_TOP) ? gv[kk] : gv[kk] - hh[kk] * xp;
+    const double x = (o.y & CF_TOP) ? hg_run[kk].y : hg_run[kk].y - hg_run[kk].x * xp;
     at(cg, o.x)[1] = x;
     if (live && !(o.y & CF_IDLE))
       *reinterpret_cast<double *>(X + go[kk]) = x;
@@ -560,6 +600,25 @@ SE_HD inline int coop_table_words(int n_steps) { return 2 * n_steps + (n_steps +
 // group, so that the copies also run during the forward sweep and the next group starts on
 // landed data.
 
+// Backward chunk c of a warp. ISSUE: its stage then takes the copies of chunk c + ST; without,
+// an empty group (the last ST chunks). op holds the chunk's table entries and on return the
+// next chunk's (backward chunk nc - 1's after the last: the first of the forward sweep).
+template <int G, int ST, bool W16, bool ISSUE>
+__device__ inline void coop_back_chunk(const CoopArgs &a, const int4 *steps, const uint32_t *goff,
+                                       const CoopPieces<G, ST, W16> &pc, int c, int nc, int lane,
+                                       double *stage, double *cells, int4 op[COOP_CH],
+                                       double &cd, double &cr) {
+  const int j = lane / G;
+  copy_wait<ST - 1>();
+  __syncwarp(); // chunk c has landed (every lane's copies)
+  CoopBackLoads b;
+  coop_back_load<G, ST>(a, op, c, lane, stage, cells, &b);
+  coop_ops<G>(steps, ISSUE || c + 1 < nc ? c + 1 : nc - 1, j, op);
+  __syncwarp(); // every lane has read chunk c's stage
+  coop_issue<G, ST, W16>(pc, goff, c + ST, j, stage, ISSUE);
+  coop_back_steps<G>(a, b, lane, cells, cd, cr);
+}
+
 template <int G, int ST, bool W16>
 __global__ void __launch_bounds__(512) k_coop(CoopArgs a) {
   extern __shared__ __align__(16) double se_coop_sm[];
@@ -589,18 +648,22 @@ __global__ void __launch_bounds__(512) k_coop(CoopArgs a) {
   coop_zero<G>(a, lane, cells);
   const int nc = a.MB / COOP_CH;
   for (int c = 0; c < ST; c++)
-    coop_issue<G, ST, W16>(a, pc, goff, c, j, stage);
+    coop_issue<G, ST, W16>(pc, goff, c, j, stage, c < nc);
+  int4 op[COOP_CH];
+  double2 hg[COOP_CH];
+  coop_ops<G>(steps, 0, j, op);
   for (int64_t round = 0; round < rounds; round++) {
     double cd = 0.0, cr = 0.0, xc = 0.0;
-    for (int c = 0; c < nc; c++) {
-      copy_wait<ST - 1>();
-      __syncwarp(); // chunk c has landed (every lane's copies)
-      CoopBackLoads b;
-      coop_back_load<G, ST>(a, steps, c, lane, stage, cells, &b);
-      __syncwarp(); // every lane has read chunk c's stage
-      coop_issue<G, ST, W16>(a, pc, goff, c + ST, j, stage);
-      coop_back_steps<G>(a, b, lane, cells, cd, cr);
-    }
+    // the chunks whose stage takes chunk c + ST (unrolled by 2, so that the entries read ahead
+    // alternate between two sets of registers instead of being moved), then the last ST
+#pragma unroll 2
+    for (int c = 0; c < nc - ST; c++)
+      coop_back_chunk<G, ST, W16, true>(a, steps, goff, pc, c, nc, lane, stage, cells, op, cd,
+                                        cr);
+    for (int c = nc > ST ? nc - ST : 0; c < nc; c++)
+      coop_back_chunk<G, ST, W16, false>(a, steps, goff, pc, c, nc, lane, stage, cells, op, cd,
+                                         cr);
+    coop_fwd_hg<G>(op, lane, cells, hg);
     char *X = reinterpret_cast<char *>(a.rhs + coop_base(a, s0) + g);
     const bool live = k0 + round * warps < groups && g < coop_valid(a, s0, G);
     if (round + 1 < rounds) { // the stages are free: the next group's first chunks
@@ -608,11 +671,11 @@ __global__ void __launch_bounds__(512) k_coop(CoopArgs a) {
       s0 = (k < groups ? k : groups - 1) * G;
       coop_pieces<G, ST, W16>(a, lane, coop_base(a, s0), coop_valid(a, s0, G), &pc);
       for (int c = 0; c < ST; c++)
-        coop_issue<G, ST, W16>(a, pc, goff, c, j, stage);
+        coop_issue<G, ST, W16>(pc, goff, c, j, stage, c < nc);
     }
     for (int c = 0; c < nc; c++) {
       __syncwarp(); // a level's x before the level below reads it
-      coop_fwd<G>(a, steps, goff, c, lane, cells, X, live, xc);
+      coop_fwd<G>(a, steps, goff, c, lane, cells, X, live, xc, op, hg);
     }
   }
 }
@@ -657,10 +720,13 @@ template <int G, int ST, bool W16> void coop_emulate_t(const CoopArgs &a) {
   const int64_t groups = (a.S + G - 1) / G;
   std::vector<CoopPieces<G, ST, W16>> pc(32);
   std::vector<CoopBackLoads> b(32);
+  int4 op[32][COOP_CH];
+  double2 hg[32][COOP_CH];
   for (int lane = 0; lane < 32; lane++) {
     coop_pieces<G, ST, W16>(a, lane, coop_base(a, 0), coop_valid(a, 0, G), &pc[lane]);
     for (int c = 0; c < ST; c++)
-      coop_issue<G, ST, W16>(a, pc[lane], a.goff, c, lane / G, stage);
+      coop_issue<G, ST, W16>(pc[lane], a.goff, c, lane / G, stage, c < nc);
+    coop_ops<G>(a.steps, 0, lane / G, op[lane]);
   }
   for (int64_t k = 0; k < groups; k++) {
     std::fill(sm.begin() + Sh::STAGE, sm.end(), __builtin_nan(""));
@@ -668,24 +734,28 @@ template <int G, int ST, bool W16> void coop_emulate_t(const CoopArgs &a) {
     for (int lane = 0; lane < 32; lane++)
       coop_zero<G>(a, lane, cells);
     for (int c = 0; c < nc; c++) {
-      for (int lane = 0; lane < 32; lane++)
-        coop_back_load<G, ST>(a, a.steps, c, lane, stage, cells, &b[lane]);
       for (int lane = 0; lane < 32; lane++) {
-        coop_issue<G, ST, W16>(a, pc[lane], a.goff, c + ST, lane / G, stage);
+        coop_back_load<G, ST>(a, op[lane], c, lane, stage, cells, &b[lane]);
+        coop_ops<G>(a.steps, c + 1 < nc ? c + 1 : nc - 1, lane / G, op[lane]);
+      }
+      for (int lane = 0; lane < 32; lane++) {
+        coop_issue<G, ST, W16>(pc[lane], a.goff, c + ST, lane / G, stage, c + ST < nc);
         coop_back_steps<G>(a, b[lane], lane, cells, cd[lane], cr[lane]);
       }
     }
+    for (int lane = 0; lane < 32; lane++)
+      coop_fwd_hg<G>(op[lane], lane, cells, hg[lane]);
     const int64_t s0 = k * G, next = (k + 1) * G;
     char *X = reinterpret_cast<char *>(a.rhs + coop_base(a, s0));
     for (int lane = 0; lane < 32 && k + 1 < groups; lane++) {
       coop_pieces<G, ST, W16>(a, lane, coop_base(a, next), coop_valid(a, next, G), &pc[lane]);
       for (int c = 0; c < ST; c++)
-        coop_issue<G, ST, W16>(a, pc[lane], a.goff, c, lane / G, stage);
+        coop_issue<G, ST, W16>(pc[lane], a.goff, c, lane / G, stage, c < nc);
     }
     for (int c = 0; c < nc; c++)
       for (int lane = 0; lane < 32; lane++)
         coop_fwd<G>(a, a.steps, a.goff, c, lane, cells, X + 8 * (lane % G),
-                    lane % G < coop_valid(a, s0, G), xc[lane]);
+                    lane % G < coop_valid(a, s0, G), xc[lane], op[lane], hg[lane]);
   }
 }
 
