@@ -3,9 +3,9 @@
 // j * G + c), every intermediate of the step in shared memory. fused2's per-row arithmetic
 // (neurons_stream.h) on the same values in the same order; the host model se_coop_reference_step
 // performs the same phases. Each phase loads the plan records of its coming steps while a step
-// computes: phase 1b through a ring in shared memory (cp.async), the others into register rings.
-// Measured (docs/gpu.md "coop measured", fourth round): 4.9x the byte floor on medium-high, still
-// latency-bound.
+// computes: through a ring in shared memory (cp.async; phase 1b by SE_COOP_STAGE, phases 0, 3b and
+// the events by SE_COOP_STAGE_SHORT and SE_COOP_STAGE_EV) or into register rings.
+// Measured: docs/gpu.md "coop measured".
 #include <type_traits>
 
 #include "async_copy.cuh"
@@ -82,6 +82,10 @@ __global__ void __launch_bounds__(32, 16)
   const se_coop_morph *const mo = cp.morph + grp.morphology;
   const int lo = mo->s[j], hi = mo->s[j + 1];
   const int64_t W = d.width, t = gi * W + cl, s0 = grp.base + (on ? cl : 0);
+  const int cl0 = (int)(warp % cp.warps_per_group) * G; // the warp's first lane
+  // the warp's steps and events: the lanes walk them together where the records are staged in
+  // batches (the lanes without a cell copy and wait, their results go nowhere)
+  const int steps_w = cl0 < grp.lanes ? mo->steps : 0, nev_w = steps_w > 0 ? mo->n_ev : 0;
   double *const S = smem + c; // slot x of this cell at S[x * G]
   char *const B = reinterpret_cast<char *>(S); // ... at byte offset x * G * 8
   double *const V = d.v + s0, *const Mg = d.m + s0, *const Hg = d.h + s0, *const Ng = d.n + s0;
@@ -90,10 +94,24 @@ __global__ void __launch_bounds__(32, 16)
   const int steps = on ? mo->steps : 0; // the warp's steps (a multiple of R)
   // step k of this thread's range: row hi - 1 - k, slot k L + j at S + k * 32 + j G
   double *const Sj = S + j * G;
+  // the ring of staged records after the slots: phase 1b's, then in turn phase 3b's, the events'
+  // and phase 0's batches (se_coop_warp_smem)
+  se_coop_chunk *const ring = reinterpret_cast<se_coop_chunk *>(smem + (int64_t)cp.slots * G);
+  // SE_COOP_STAGE_SHORT: the records of phases 0 and 3b staged in batches of G steps through 3
+  // batches of the ring (2 batches ahead; cp.async groups complete in order, where a register
+  // ring's loads share one scoreboard and a step waits for the loads it has just issued): lane
+  // (j, c) copies chunk q of thread j's step b G + c (down: counted from the last step), entry
+  // (b % 3) 32 + c L + j; a commit group per batch, empty past the end
+  auto stage_rows = [&](int b, int q, bool down) {
+    const int kk = b * G + c, k = down ? steps_w - 1 - kk : kk;
+    if (kk < steps_w)
+      copy16_async(reinterpret_cast<double *>(ring + (b % 3) * 32 + c * L + j),
+                   reinterpret_cast<const double *>(rec + (4 * k + q) * L));
+    copy_commit();
+  };
 
   // ---- 0: v of this thread's rows into their slots (asynchronous copies, all in flight at
   // once), then a v + c at each of them (0 at hh rows: 1a makes their b0), then the clamps ----
-  const int cl0 = (int)(warp % cp.warps_per_group) * G; // the warp's first lane
   if (cp.v_wide && (reinterpret_cast<uintptr_t>(d.v + grp.base) & 15) == 0) {
     // the warp copies together, 16 bytes at a time past the L1 (cp.async.cg): the G cells' v of
     // a row are G * 8 contiguous bytes in global memory (the width a multiple of G: attach) and
@@ -145,19 +163,41 @@ __global__ void __launch_bounds__(32, 16)
   // q3 of step k0 + u at p0[(4 u + 3) L], the slot of step k0 + u at y0[u * 32]
   const se_coop_chunk *p0 = rec;
   double2 ac[R2];
+  if (cp.stage_short) { // q3 of the first two batches, in flight with the v copies
+    stage_rows(0, 3, false);
+    stage_rows(1, 3, false);
+  } else {
 #pragma unroll
-  for (int u = 0; u < R2 - 1; u++)
-    ac[u] = ld_d2(p0 + (4 * u + 3) * L);
+    for (int u = 0; u < R2 - 1; u++)
+      ac[u] = ld_d2(p0 + (4 * u + 3) * L);
+  }
   asm volatile("cp.async.wait_all;" ::: "memory");
   __syncwarp(); // the warp's copies fill the slots of every cell
-  double *y0 = Sj;
-  for (int k0 = 0; k0 < steps; k0 += R2, p0 += 4 * R2 * L, y0 += R2 * 32) {
+  if (cp.stage_short) { // the lanes without a cell compute on their own (unused) slots
+    for (int b = 0; b * G < steps_w; b++) {
+      copy_wait<1>();
+      __syncwarp(); // batch b landed; batch b - 1 read by all
+      stage_rows(b + 2, 3, false);
+      const se_coop_chunk *const e = ring + (b % 3) * 32 + j;
+      double *const y = Sj + b * G * 32;
 #pragma unroll
-    for (int u = 0; u < R2; u++) {
-      if (u == R && k0 + R >= steps) // steps is a multiple of R
-        break;
-      ac[(u + R2 - 1) % R2] = ld_d2(p0 + (4 * (u + R2 - 1) + 3) * L);
-      y0[u * 32] = ac[u].x * y0[u * 32] + ac[u].y;
+      for (int u = 0; u < G; u++) {
+        if (u > 0 && u % R == 0 && b * G + u >= steps_w) // steps is a multiple of R
+          break;
+        const double2 a = *reinterpret_cast<const double2 *>(e + u * L);
+        y[u * 32] = a.x * y[u * 32] + a.y;
+      }
+    }
+  } else {
+    double *y0 = Sj;
+    for (int k0 = 0; k0 < steps; k0 += R2, p0 += 4 * R2 * L, y0 += R2 * 32) {
+#pragma unroll
+      for (int u = 0; u < R2; u++) {
+        if (u == R && k0 + R >= steps) // steps is a multiple of R
+          break;
+        ac[(u + R2 - 1) % R2] = ld_d2(p0 + (4 * (u + R2 - 1) + 3) * L);
+        y0[u * 32] = ac[u].x * y0[u * 32] + ac[u].y;
+      }
     }
   }
   // the clamps of this thread's rows (the list is by compartment), a compartment's summed from
@@ -262,7 +302,6 @@ __global__ void __launch_bounds__(32, 16)
   // thread j copies range j's records, which the G cells share
   auto eliminate_ranges_staged = [&](auto with_plain) {
     const unsigned on_mask = __ballot_sync(0xFFFFFFFFu, on);
-    se_coop_chunk *const ring = reinterpret_cast<se_coop_chunk *>(smem + (int64_t)cp.slots * G);
     const se_coop_chunk *p1 = rec; // chunk 0 of step k at p1 + 4 k L
     // chunk q of step k's record of thread j: ring[((k % R) * 3 + q) L + j]
     auto stage = [&](int k) {
@@ -316,13 +355,97 @@ __global__ void __launch_bounds__(32, 16)
 
   // ---- 2, 3a: one thread per cell: the events downwards, the trunk upwards ----
   double x_root = 0.0;
-  if (on && j == 0) {
-    const se_coop_chunk *const ev = cp.ev + mo->ev;
-    const int n_ev = mo->n_ev;
-    auto load_ev = [&](int e) {
-      const se_coop_chunk *q = ev + 4 * e;
-      return ev_rec{ld_d2(q), ld_i4(q + 1), ld_i4(q + 2), ld_i4(q + 3)};
+  const se_coop_chunk *const ev = cp.ev + mo->ev;
+  // event e: its records; phase 2 on it (the push to the next event in cb, cd); phase 3a on it
+  auto load_ev = [&](int e) {
+    const se_coop_chunk *q = ev + 4 * e;
+    return ev_rec{ld_d2(q), ld_i4(q + 1), ld_i4(q + 2), ld_i4(q + 3)};
+  };
+  auto event_down = [&](const ev_rec &r, double &cb, double &cd) {
+    const uint32_t meta = (uint32_t)r.q2.x;
+    double pb, pd;
+    if (meta & SE_COOP_EV_TRUNK) {
+      const double ab = (meta & SE_STREAM_OWN) ? at(B, r.q2.w) : 0.0;
+      const double ad = (meta & SE_STREAM_DACC) ? at(B, r.q2.w + OFF1) : 0.0;
+      const double d0 = (meta & SE_STREAM_HH) ? at(B, r.q2.y) : r.dg.x;
+      const se_stream_elim el = se_stream_eliminate_from(
+          at(B, r.q1.z), d0, r.dg.y, __hiloint2double(r.q1.y, r.q1.x), meta, cb, cd, ab, ad);
+      at(B, r.q1.z) = el.y;
+      if (!(meta & SE_STREAM_DCONST))
+        at(B, r.q2.y) = el.f;
+      pb = el.push_b;
+      pd = el.push_d;
+    } else {
+      pb = at(B, r.q2.z);
+      pd = (meta & SE_STREAM_DCONST) ? 0.0 : at(B, r.q2.z + OFF1);
+    }
+    push_parent<G>(meta, pb, pd, &at(B, r.q3.y), cb, cd);
+  };
+  auto event_up = [&](const ev_rec &r) {
+    const uint32_t meta = (uint32_t)r.q2.x;
+    if (!(meta & SE_COOP_EV_TRUNK))
+      return;
+    const double y = at(B, r.q1.z);
+    const double f = (meta & SE_STREAM_DCONST) ? __hiloint2double(r.q1.y, r.q1.x) : at(B, r.q2.y);
+    const double x = (meta & SE_STREAM_ROOT) ? y : y + f * at(B, r.q1.w);
+    at(B, r.q1.z) = x;
+    V[(int64_t)r.q3.x * W] = x;
+    if (meta & SE_STREAM_ROOT)
+      x_root = x;
+  };
+  const bool walker = on && j == 0;
+  if (cp.stage_ev) {
+    // SE_COOP_STAGE_EV: the events staged in batches of 8 (32 chunks, one per lane) through 3
+    // batches of the ring, 2 ahead; batch b: events 8 b .. 8 b + 7 (up: counted from the last),
+    // event 8 b + u at entry (b % 3) 32 + 4 u; the warp's lanes walk the batches together
+    const int lane = (int)threadIdx.x;
+    auto stage_ev = [&](int b, bool up) {
+      const int kk = 8 * b + lane / 4, e = up ? nev_w - 1 - kk : kk;
+      if (kk < nev_w)
+        copy16_async(reinterpret_cast<double *>(ring + (b % 3) * 32 + lane),
+                     reinterpret_cast<const double *>(ev + 4 * e + lane % 4));
+      copy_commit();
     };
+    auto read_ev = [&](const se_coop_chunk *q) {
+      return ev_rec{*reinterpret_cast<const double2 *>(q), *reinterpret_cast<const int4 *>(q + 1),
+                    *reinterpret_cast<const int4 *>(q + 2), *reinterpret_cast<const int4 *>(q + 3)};
+    };
+    stage_ev(0, false);
+    stage_ev(1, false);
+    double cb = 0.0, cd = 0.0;
+    for (int b = 0; 8 * b < nev_w; b++) {
+      copy_wait<1>();
+      __syncwarp(); // batch b landed; batch b - 1 read by all
+      stage_ev(b + 2, false);
+      if (walker) {
+        const se_coop_chunk *const q = ring + (b % 3) * 32;
+#pragma unroll
+        for (int u = 0; u < 8; u++) {
+          if (u == R && 8 * b + R >= nev_w) // n_ev is a multiple of R
+            break;
+          event_down(read_ev(q + 4 * u), cb, cd);
+        }
+      }
+    }
+    __syncwarp(); // the ring read by all
+    stage_ev(0, true);
+    stage_ev(1, true);
+    for (int b = 0; 8 * b < nev_w; b++) {
+      copy_wait<1>();
+      __syncwarp();
+      stage_ev(b + 2, true);
+      if (walker) {
+        const se_coop_chunk *const q = ring + (b % 3) * 32;
+#pragma unroll
+        for (int u = 0; u < 8; u++) {
+          if (u == R && 8 * b + R >= nev_w)
+            break;
+          event_up(read_ev(q + 4 * u));
+        }
+      }
+    }
+  } else if (walker) {
+    const int n_ev = mo->n_ev;
     ev_rec re[R];
 #pragma unroll
     for (int u = 0; u < R - 1; u++)
@@ -332,25 +455,7 @@ __global__ void __launch_bounds__(32, 16)
 #pragma unroll
       for (int u = 0; u < R; u++) {
         re[(u + R - 1) % R] = load_ev(e0 + u + R - 1);
-        const ev_rec &r = re[u];
-        const uint32_t meta = (uint32_t)r.q2.x;
-        double pb, pd;
-        if (meta & SE_COOP_EV_TRUNK) {
-          const double ab = (meta & SE_STREAM_OWN) ? at(B, r.q2.w) : 0.0;
-          const double ad = (meta & SE_STREAM_DACC) ? at(B, r.q2.w + OFF1) : 0.0;
-          const double d0 = (meta & SE_STREAM_HH) ? at(B, r.q2.y) : r.dg.x;
-          const se_stream_elim el = se_stream_eliminate_from(
-              at(B, r.q1.z), d0, r.dg.y, __hiloint2double(r.q1.y, r.q1.x), meta, cb, cd, ab, ad);
-          at(B, r.q1.z) = el.y;
-          if (!(meta & SE_STREAM_DCONST))
-            at(B, r.q2.y) = el.f;
-          pb = el.push_b;
-          pd = el.push_d;
-        } else {
-          pb = at(B, r.q2.z);
-          pd = (meta & SE_STREAM_DCONST) ? 0.0 : at(B, r.q2.z + OFF1);
-        }
-        push_parent<G>(meta, pb, pd, &at(B, r.q3.y), cb, cd);
+        event_down(re[u], cb, cd);
       }
     }
     // the trunk upwards: the events' records again (L1-resident now)
@@ -361,18 +466,7 @@ __global__ void __launch_bounds__(32, 16)
 #pragma unroll
       for (int u = 0; u < R; u++) {
         re[(u + R - 1) % R] = load_ev(e0 - u - (R - 1));
-        const ev_rec &r = re[u];
-        const uint32_t meta = (uint32_t)r.q2.x;
-        if (!(meta & SE_COOP_EV_TRUNK))
-          continue;
-        const double y = at(B, r.q1.z);
-        const double f =
-            (meta & SE_STREAM_DCONST) ? __hiloint2double(r.q1.y, r.q1.x) : at(B, r.q2.y);
-        const double x = (meta & SE_STREAM_ROOT) ? y : y + f * at(B, r.q1.w);
-        at(B, r.q1.z) = x;
-        V[(int64_t)r.q3.x * W] = x;
-        if (meta & SE_STREAM_ROOT)
-          x_root = x;
+        event_up(re[u]);
       }
     }
   }
@@ -380,30 +474,55 @@ __global__ void __launch_bounds__(32, 16)
 
   // ---- 3b: complete rows substituted, ranges upwards (a boundary row's record has PREV
   // cleared: it reads its parent's x from the parent's slot) ----
-  // q1 of step k0 - u at p3[(1 - 4 u) L], its slot at y3[-u * 32], its row's v at v3[u W]
-  const se_coop_chunk *p3 = rec + 4 * (steps - 1) * L;
-  int4 r3[R2];
+  double xprev = 0.0;
+  // the row of step k (its v at v), record q1 (skipped: trunk and padding steps, and every step
+  // where absent is SE_COOP_TRUNK)
+  auto substitute_row = [&](const int4 &q1, int k, double *v, uint32_t absent) {
+    const uint32_t meta = (uint32_t)q1.w;
+    if ((meta | absent) & SE_COOP_TRUNK)
+      return;
+    double *const y = Sj + k * 32;
+    const double f = (meta & SE_STREAM_DCONST) ? __hiloint2double(q1.y, q1.x) : at(B, q1.x);
+    const double xp = (meta & SE_STREAM_PREV) ? xprev : at(B, q1.z);
+    const double x = *y + f * xp;
+    *y = x;
+    *v = x;
+    xprev = x;
+  };
+  if (cp.stage_short) {
+    const uint32_t absent = on ? 0u : SE_COOP_TRUNK; // the lanes without a cell write nothing
+    stage_rows(0, 1, true);
+    stage_rows(1, 1, true);
+    for (int b = 0; b * G < steps_w; b++) {
+      copy_wait<1>();
+      __syncwarp(); // batch b landed; batch b - 1 read by all
+      stage_rows(b + 2, 1, true);
+      const se_coop_chunk *const e = ring + (b % 3) * 32 + j;
+      double *const vb = V + (int64_t)(hi - steps_w + b * G) * W; // v of step steps_w - 1 - b G
 #pragma unroll
-  for (int u = 0; u < R2 - 1; u++)
-    r3[u] = ld_i4(p3 + (1 - 4 * u) * L);
-  double xprev = 0.0, *y3 = Sj + (steps - 1) * 32, *v3 = V + (int64_t)(hi - steps) * W;
-  for (int k0 = steps - 1; k0 >= 0; k0 -= R2, p3 -= 4 * R2 * L, y3 -= R2 * 32, v3 += R2 * W) {
+      for (int u = 0; u < G; u++) {
+        if (u > 0 && u % R == 0 && b * G + u >= steps_w) // steps is a multiple of R
+          break;
+        substitute_row(*reinterpret_cast<const int4 *>(e + u * L), steps_w - 1 - b * G - u,
+                       vb + u * W, absent);
+      }
+    }
+  } else {
+    // q1 of step k0 - u at p3[(1 - 4 u) L]
+    const se_coop_chunk *p3 = rec + 4 * (steps - 1) * L;
+    double *v3 = V + (int64_t)(hi - steps) * W; // v of step k0 - u at v3[u W]
+    int4 r3[R2];
 #pragma unroll
-    for (int u = 0; u < R2; u++) {
-      if (u == R && k0 < R) // steps is a multiple of R
-        break;
-      r3[(u + R2 - 1) % R2] = ld_i4(p3 + (1 - 4 * (u + R2 - 1)) * L);
-      const int4 q1 = r3[u];
-      const uint32_t meta = (uint32_t)q1.w;
-      if (meta & SE_COOP_TRUNK)
-        continue;
-      double *const y = y3 - u * 32;
-      const double f = (meta & SE_STREAM_DCONST) ? __hiloint2double(q1.y, q1.x) : at(B, q1.x);
-      const double xp = (meta & SE_STREAM_PREV) ? xprev : at(B, q1.z);
-      const double x = *y + f * xp;
-      *y = x;
-      v3[u * W] = x;
-      xprev = x;
+    for (int u = 0; u < R2 - 1; u++)
+      r3[u] = ld_i4(p3 + (1 - 4 * u) * L);
+    for (int k0 = steps - 1; k0 >= 0; k0 -= R2, p3 -= 4 * R2 * L, v3 += R2 * W) {
+#pragma unroll
+      for (int u = 0; u < R2; u++) {
+        if (u == R && k0 < R) // steps is a multiple of R
+          break;
+        r3[(u + R2 - 1) % R2] = ld_i4(p3 + (1 - 4 * (u + R2 - 1)) * L);
+        substitute_row(r3[u], k0 - u, v3 + u * W, 0u);
+      }
     }
   }
 
@@ -413,7 +532,8 @@ __global__ void __launch_bounds__(32, 16)
 
 template <int L> void launch_coop(const se_neurons_device *d, const se_coop_device *cp, double t,
                                   int update_gates, cudaStream_t stream) {
-  step_coop<L><<<(unsigned)cp->n_warps, 32, se_coop_warp_smem(cp->slots, L, cp->stage),
+  step_coop<L><<<(unsigned)cp->n_warps, 32,
+                 se_coop_warp_smem(cp->slots, L, cp->stage, cp->stage_short || cp->stage_ev),
                  stream>>>(*d, *cp, t, update_gates);
 }
 

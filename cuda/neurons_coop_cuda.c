@@ -7,10 +7,14 @@
 #include "se_cuda.h"
 
 /* Defaults of the knobs SE_COOP_VWIDE, SE_COOP_STATE_L2 and SE_COOP_STAGE: on, measured faster
- * on all six classes (docs/gpu.md "coop measured", fourth round). */
+ * on all six classes (docs/gpu.md "coop measured", fourth round); SE_COOP_STAGE_EV on and
+ * SE_COOP_STAGE_SHORT on up to SE_COOP_STAGE_SHORT_MAX_LANES threads per cell (at 8 a batch is 4
+ * steps, and big-high measured slower with it; fifth round). */
 #define SE_COOP_VWIDE_DEFAULT 1
 #define SE_COOP_STATE_L2_DEFAULT 1
 #define SE_COOP_STAGE_DEFAULT 1
+#define SE_COOP_STAGE_EV_DEFAULT 1
+#define SE_COOP_STAGE_SHORT_MAX_LANES 4
 
 /* The environment's flag name (0 or 1), dflt where it is unset or empty. */
 static int env_flag(const char *name, int dflt) {
@@ -18,9 +22,21 @@ static int env_flag(const char *name, int dflt) {
   return s && *s ? atoi(s) != 0 : dflt;
 }
 
-/* Shared memory per warp of the plans tab (stage: with phase 1b's ring of records). */
-static size_t warp_smem(const se_coop_tables *tab, int stage) {
-  return se_coop_warp_smem(tab->max_slots, tab->lanes, stage);
+/* Whether phases 0 and 3b's records are staged at `lanes` threads per cell (SE_COOP_STAGE_SHORT,
+ * else the default above). */
+static int stage_short_at(int lanes) {
+  return env_flag("SE_COOP_STAGE_SHORT", lanes <= SE_COOP_STAGE_SHORT_MAX_LANES);
+}
+
+/* Whether the ring holds batches (phases 0 and 3b's or the events' records) at `lanes` threads
+ * per cell. */
+static int batches_at(int lanes, int stage_ev) {
+  return stage_short_at(lanes) || stage_ev;
+}
+
+/* Shared memory per warp of the plans tab with the ring of staged records (neurons_coop_cuda.h). */
+static size_t warp_smem(const se_coop_tables *tab, int stage, int stage_ev) {
+  return se_coop_warp_smem(tab->max_slots, tab->lanes, stage, batches_at(tab->lanes, stage_ev));
 }
 
 int se_neurons_coop_attach(const struct se_neurons *e, int device, se_neurons_device *d,
@@ -33,7 +49,8 @@ int se_neurons_coop_attach(const struct se_neurons *e, int device, se_neurons_de
   se_stream_tables st;
   SE_TRY(se_stream_build(e, &st, err));
   se_coop_tables tab = {0};
-  const int stage = env_flag("SE_COOP_STAGE", SE_COOP_STAGE_DEFAULT);
+  const int stage = env_flag("SE_COOP_STAGE", SE_COOP_STAGE_DEFAULT),
+            stage_ev = env_flag("SE_COOP_STAGE_EV", SE_COOP_STAGE_EV_DEFAULT);
   const char *cap = getenv("SE_COOP_CAP"), *env = getenv("SE_COOP_LANES"),
              *short_env = getenv("SE_COOP_SHORT");
   const int forced = env && *env ? atoi(env) : 0, cap_percent = cap ? atoi(cap) : 0;
@@ -44,10 +61,14 @@ int se_neurons_coop_attach(const struct se_neurons *e, int device, se_neurons_de
   if (rc == SE_OK && !forced) {
     se_coop_tables eight;
     rc = se_coop_build(e, &st, 8, cap_percent, short_path, &eight, err);
-    const double t4 = warp_smem(&tab, stage) <= (size_t)smem_block
-                          ? se_coop_estimate(e, &tab, (size_t)smem_sm)
+    const double t4 = warp_smem(&tab, stage, stage_ev) <= (size_t)smem_block
+                          ? se_coop_estimate(e, &tab, (size_t)smem_sm,
+                                             se_coop_ring_bytes(4, stage, batches_at(4, stage_ev)))
                           : 0.0,
-                 t8 = rc == SE_OK ? se_coop_estimate(e, &eight, (size_t)smem_sm) : 0.0;
+                 t8 = rc == SE_OK ? se_coop_estimate(e, &eight, (size_t)smem_sm,
+                                                     se_coop_ring_bytes(8, stage,
+                                                                        batches_at(8, stage_ev)))
+                                  : 0.0;
     if (rc == SE_OK && (t4 <= 0.0 || (t8 > 0.0 && t8 < t4))) {
       se_coop_free(&tab);
       tab = eight;
@@ -65,7 +86,8 @@ int se_neurons_coop_attach(const struct se_neurons *e, int device, se_neurons_de
     se_coop_free(&tab);
   SE_TRY(rc);
   const int G = 32 / tab.lanes;
-  const size_t smem = warp_smem(&tab, stage);
+  const size_t smem = warp_smem(&tab, stage, stage_ev);
+  const int stage_short = stage_short_at(tab.lanes);
   if (smem > (size_t)smem_block)
     rc = se_error_set(err, SE_ERR_UNSUPPORTED, __FILE__, __LINE__, __func__,
                       "coop GPU step: a morphology needs %zu B of shared memory per %d cells "
@@ -89,11 +111,15 @@ int se_neurons_coop_attach(const struct se_neurons *e, int device, se_neurons_de
   cp->v_wide = env_flag("SE_COOP_VWIDE", SE_COOP_VWIDE_DEFAULT) && d->width % G == 0;
   cp->state_l2 = env_flag("SE_COOP_STATE_L2", SE_COOP_STATE_L2_DEFAULT);
   cp->stage = stage;
+  cp->stage_short = stage_short;
+  cp->stage_ev = stage_ev;
   if (rc == SE_OK && getenv("SE_COOP_VERBOSE"))
-    fprintf(stderr, "coop: v copies %s, hh state loads %s, phase 1b's records %s\n",
+    fprintf(stderr,
+            "coop: v copies %s, hh state loads %s, records in shared memory (else registers): "
+            "phase 1b %s, phases 0 and 3b %s, events %s\n",
             cp->v_wide ? "16 B by the warp (cg)" : "8 B per thread (ca)",
-            cp->state_l2 ? "past the L1 (cg)" : "through the L1",
-            cp->stage ? "staged in shared memory" : "in a register ring");
+            cp->state_l2 ? "past the L1 (cg)" : "through the L1", stage ? "yes" : "no",
+            stage_short ? "yes" : "no", stage_ev ? "yes" : "no");
   if (rc == SE_OK && getenv("SE_COOP_VERBOSE"))
     for (int32_t m = 0; m < tab.n_morph; m++)
       if (tab.morph[m].steps > 0)
@@ -103,7 +129,8 @@ int se_neurons_coop_attach(const struct se_neurons *e, int device, se_neurons_de
                 "short path %s\n",
                 m, tab.lanes, tab.morph[m].steps, tab.morph[m].hh_steps, tab.morph[m].n_ev,
                 tab.morph[m].trunk, tab.morph[m].slots, tab.morph[m].holes,
-                se_coop_warp_smem(tab.morph[m].slots, tab.lanes, stage),
+                se_coop_warp_smem(tab.morph[m].slots, tab.lanes, stage,
+                                  batches_at(tab.lanes, stage_ev)),
                 tab.morph[m].plain ? "on" : "off");
   se_coop_free(&tab);
   SE_TRY(rc);

@@ -26,14 +26,25 @@ typedef struct se_coop_device {
                        G; a group whose v is not 16-byte aligned takes 8-byte copies) */
   int32_t state_l2; /* phase 1a loads v, m, h, n of hh rows past the L1 */
   int32_t stage;    /* phase 1b's records staged through shared memory (cp.async) */
+  int32_t stage_short; /* phases 0 and 3b's records staged through shared memory in batches */
+  int32_t stage_ev;    /* the events' records staged through shared memory in batches */
   int64_t n_warps;
 } se_coop_device;
 
+/* Bytes per warp of the ring of staged records (one ring serves the phases in turn): phase 1b's
+ * (SE_COOP_RING steps of 3 chunks per thread) when stage, 3 batches of 32 chunks (G steps of
+ * phases 0 and 3b, 8 events) when batches. */
+static inline size_t se_coop_ring_bytes(int lanes, int stage, int batches) {
+  const size_t rows = stage ? (size_t)SE_COOP_RING * 3 * (size_t)lanes : 0,
+               batch = batches ? 3 * 32 : 0;
+  return (rows > batch ? rows : batch) * sizeof(se_coop_chunk);
+}
+
 /* Shared memory per warp (bytes) of plans of `slots` slots per cell at `lanes` threads per cell,
- * with phase 1b's ring of records (SE_COOP_RING steps of 3 chunks per thread) when stage. */
-static inline size_t se_coop_warp_smem(int32_t slots, int lanes, int stage) {
+ * with the ring of staged records (se_coop_ring_bytes). */
+static inline size_t se_coop_warp_smem(int32_t slots, int lanes, int stage, int batches) {
   return (size_t)slots * (size_t)(32 / lanes) * sizeof(double) +
-         (stage ? (size_t)SE_COOP_RING * 3 * (size_t)lanes * sizeof(se_coop_chunk) : 0);
+         se_coop_ring_bytes(lanes, stage, batches);
 }
 
 /* Builds the coop plans of e (and fused2's row table, d->stream, which the gate finish reads)
@@ -41,8 +52,9 @@ static inline size_t se_coop_warp_smem(int32_t slots, int lanes, int stage) {
  * whose cells fit in a block's shared memory (for experiments the environment's SE_COOP_LANES,
  * 2, 4 or 8, forces a count, SE_COOP_CAP sets the longest range in % of n / L, SE_COOP_SHORT=0|1
  * turns phase 1b's short path off or on in every plan instead of where it is estimated to pay;
- * SE_COOP_VWIDE=0|1, SE_COOP_STATE_L2=0|1 and SE_COOP_STAGE=0|1 set v_wide, state_l2 and stage
- * above, on by default: docs/gpu.md "coop", Knobs), uploads them and allows the kernel its shared
+ * SE_COOP_VWIDE=0|1, SE_COOP_STATE_L2=0|1, SE_COOP_STAGE=0|1, SE_COOP_STAGE_SHORT=0|1 and
+ * SE_COOP_STAGE_EV=0|1 set v_wide, state_l2, stage, stage_short and stage_ev above: docs/gpu.md
+ * "coop", Knobs), uploads them and allows the kernel its shared
  * memory. SE_ERR_UNSUPPORTED when a morphology's cells need more shared memory than a block may
  * have. d must hold the group layout
  * (attach_groups of neurons_cuda.c). Not collective. */

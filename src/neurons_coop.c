@@ -342,10 +342,11 @@ int se_coop_build(const struct se_neurons *e, const se_stream_tables *st, int la
 }
 
 double se_coop_estimate(const struct se_neurons *e, const se_coop_tables *tab,
-                        size_t smem_per_sm) {
+                        size_t smem_per_sm, size_t ring_bytes) {
   const int G = 32 / tab->lanes;
-  /* shared memory per warp as launched (the largest plan's), plus the 1 KB a block reserves */
-  const size_t per_warp = (size_t)tab->max_slots * (size_t)G * sizeof(double) + 1024;
+  /* shared memory per warp as launched (the largest plan's and the ring), plus the 1 KB a block
+   * reserves */
+  const size_t per_warp = (size_t)tab->max_slots * (size_t)G * sizeof(double) + ring_bytes + 1024;
   size_t warps = smem_per_sm / per_warp;
   if (warps > SE_COOP_MAX_WARPS_PER_SM)
     warps = SE_COOP_MAX_WARPS_PER_SM;

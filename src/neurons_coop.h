@@ -143,14 +143,15 @@ typedef struct se_coop_tables {
 int se_coop_build(const struct se_neurons *e, const se_stream_tables *st, int lanes,
                   int cap_percent, int short_path, se_coop_tables *tab, se_error *err);
 /* An estimate of the time of one coop step of e's groups with the plans tab, on a device with
- * smem_per_sm bytes of shared memory per multiprocessor (arbitrary units: it compares the plans
- * of other thread counts). Per warp: its lockstep steps (about 80 instructions each, phases 0,
+ * smem_per_sm bytes of shared memory per multiprocessor and ring_bytes per warp beside the slots
+ * (the ring of staged records), in arbitrary units: it compares the plans of other thread
+ * counts. Per warp: its lockstep steps (about 80 instructions each, phases 0,
  * 1b and 3b in the sm_90 SASS) and its events, walked by one thread per cell (about 106, phases
  * 2 and 3a); divided by the warps a multiprocessor holds (by shared memory, at most
  * SE_COOP_MAX_WARPS_PER_SM): the step is latency-bound, so its time falls with the warps
  * resident. 0 when a warp's shared memory does not fit. Not collective. */
 double se_coop_estimate(const struct se_neurons *e, const se_coop_tables *tab,
-                        size_t smem_per_sm);
+                        size_t smem_per_sm, size_t ring_bytes);
 /* Frees the arrays of tab (a zeroed or partly built tab is allowed). Not collective. */
 void se_coop_free(se_coop_tables *tab);
 

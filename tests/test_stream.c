@@ -360,10 +360,10 @@ static void run_gpu(se_test_state *st, const se_neuron_model *m, int kernel, int
       matched++;
     max_dt = fmax(max_dt, best);
   }
-  const char *stage = getenv("SE_COOP_STAGE");
-  printf("GPU %s (threads per cell %s, staged/wide/l2 %s) width %2d rows %s acc %s ahead %s hints "
-         "%s: max |dv| %.3g mV, gates %.3g, %lld spikes (cpu %lld, %lld matched), max |dt| %.3g "
-         "ms\n",
+  const char *stage = getenv("SE_COOP_STAGE_EV");
+  printf("GPU %s (threads per cell %s, staged/batches/wide/l2 %s) width %2d rows %s acc %s "
+         "ahead %s hints %s: max |dv| %.3g mV, gates %.3g, %lld spikes (cpu %lld, %lld matched), "
+         "max |dt| %.3g ms\n",
          se_gpu_kernel_name(kernel), getenv("SE_COOP_LANES") ? getenv("SE_COOP_LANES") : "-",
          stage ? stage : "default",
          width, rows ? rows : "auto", acc ? acc : "auto",
@@ -409,14 +409,17 @@ int main(void) {
     setenv("SE_COOP_CAP", "100", 1);
     run_gpu(&st, &m, CO, 1, NULL, NULL, NULL, NULL);
     unsetenv("SE_COOP_CAP");
-    /* the record staging, the wide v copies and the hh state past the L1 off and on, whatever
-     * their defaults (neurons_coop_cuda.c) */
-    const char *const knobs[] = {"SE_COOP_STAGE", "SE_COOP_VWIDE", "SE_COOP_STATE_L2"};
+    /* the record staging (phase 1b; phases 0 and 3b and the events in batches), the wide v
+     * copies and the hh state past the L1 off and on, whatever their defaults
+     * (neurons_coop_cuda.c) */
+    const char *const knobs[] = {"SE_COOP_STAGE", "SE_COOP_STAGE_SHORT", "SE_COOP_STAGE_EV",
+                                 "SE_COOP_VWIDE", "SE_COOP_STATE_L2"};
     for (int on = 0; on <= 1; on++) {
       for (size_t k = 0; k < sizeof knobs / sizeof knobs[0]; k++)
         setenv(knobs[k], on ? "1" : "0", 1);
       setenv("SE_COOP_LANES", "2", 1);
       run_gpu(&st, &m, CO, 32, NULL, NULL, NULL, NULL);
+      run_gpu(&st, &m, CO, 1, NULL, NULL, NULL, NULL); /* 15 of a warp's 16 cells absent */
       setenv("SE_COOP_LANES", "4", 1);
       setenv("SE_COOP_SHORT", "1", 1);
       run_gpu(&st, &m, CO, 32, NULL, NULL, NULL, NULL);
