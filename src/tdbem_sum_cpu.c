@@ -25,8 +25,6 @@
 
 #define SE_ALWAYS_INLINE static inline __attribute__((always_inline))
 
-/* The largest number of summation vectors grouped in one product. */
-
 /* Doubles per cache line: the padding between the threads' work arrays. */
 enum { LINE_DOUBLES = 8 };
 
