@@ -874,8 +874,9 @@ int se_tdbem_cuda_sum_start_known(se_tdbem_cuda_t g, int64_t n, int64_t known, i
     SE_FAIL(err, SE_ERR_ARG, "GPU summation: known = %lld outside [n - ng, n] = [%lld, %lld]",
             (long long)known, (long long)(n - ng), (long long)n);
   if (ng < 1 || ng > SE_TDBEM_NG_MAX || g->hist_len < g->kmax + ng || n < 0)
-    SE_FAIL(err, SE_ERR_ARG, "GPU summation: ng = %d (1 .. 16, history %lld >= kmax + ng), n = %lld",
-            ng, (long long)g->hist_len, (long long)n);
+    SE_FAIL(err, SE_ERR_ARG,
+            "GPU summation: ng = %d (1 .. %d, history %lld >= kmax + ng), n = %lld", ng,
+            SE_TDBEM_NG_MAX, (long long)g->hist_len, (long long)n);
   g->ng = ng;
   if (g->count == 0)
     return SE_OK;
