@@ -1,10 +1,10 @@
 /* Helpers of the tests that run whole tdbem marchings (test_tdbem_balance.c,
- * test_tdbem_gpu_run.c): a generated case on disk, datasets read back, states compared. */
+ * test_tdbem_gpu_run.c): a generated case on disk, datasets read back (the states are compared
+ * with se_test_max_rel of se_test.h). */
 #ifndef SE_TDBEM_RUN_TEST_H
 #define SE_TDBEM_RUN_TEST_H
 
 #include <hdf5.h>
-#include <math.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
