@@ -42,7 +42,8 @@ static void random_case(se_tdbem_slices *s, se_precision prec, int64_t n, int64_
   s->row = se_test_calloc((size_t)cap_rv, sizeof *s->row);
   s->kstart = se_test_calloc((size_t)cap_rv, sizeof *s->kstart);
   s->val_ptr = se_test_calloc((size_t)cap_rv + 1, sizeof *s->val_ptr);
-  s->val = se_test_calloc((size_t)cap_v, prec == SE_PRECISION_SINGLE ? sizeof(float) : sizeof(double));
+  s->val =
+      se_test_calloc((size_t)cap_v, prec == SE_PRECISION_SINGLE ? sizeof(float) : sizeof(double));
   int64_t rv = 0, v = 0;
   for (int64_t j = 0; j < n; j++) {
     for (int32_t i = 0; i < n && j % 11 != 5; i++) {
@@ -76,7 +77,8 @@ static void sparse_case(se_tdbem_slices *s, se_precision prec, int64_t n) {
   s->row = se_test_calloc((size_t)n, sizeof *s->row);
   s->kstart = se_test_calloc((size_t)n, sizeof *s->kstart);
   s->val_ptr = se_test_calloc((size_t)n + 1, sizeof *s->val_ptr);
-  s->val = se_test_calloc(3 * (size_t)n, prec == SE_PRECISION_SINGLE ? sizeof(float) : sizeof(double));
+  s->val =
+      se_test_calloc(3 * (size_t)n, prec == SE_PRECISION_SINGLE ? sizeof(float) : sizeof(double));
   uint64_t rng = 5;
   for (int64_t j = 0; j < n; j++) {
     s->slice_ptr[j + 1] = j + 1;
@@ -111,30 +113,31 @@ static void check_case(se_test_state *st, const se_tdbem_slices *s, const char *
   uint64_t rng = 99;
   for (int64_t x = 0; x < s->count * hist_len; x++)
     hist[x] = se_rand_uniform(&rng, -1, 1);
-  double *gpu = se_test_calloc(31 * (size_t)N, sizeof *gpu), *cpu = se_test_calloc(31 * (size_t)N, sizeof *cpu);
+  double *gpu = se_test_calloc(31 * (size_t)N, sizeof *gpu),
+         *cpu = se_test_calloc(31 * (size_t)N, sizeof *cpu);
   const int64_t times[3] = {0, 3, s->kmax + 5};
   se_error err = {0};
   double worst = 0.0;
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
     se_tdbem_cuda_t g;
-    se_test_ok(se_tdbem_cuda_create(0, kinds[k].kernel, kinds[k].bc, N, s->kmax, s->precision, hist_len,
-                            &g, &err),
-       &err, "se_tdbem_cuda_create");
+    se_test_ok(se_tdbem_cuda_create(0, kinds[k].kernel, kinds[k].bc, N, s->kmax, s->precision,
+                                    hist_len, &g, &err),
+               &err, "se_tdbem_cuda_create");
     /* whole, a middle sub-interval, whole again (boundaries moved between calls) */
     const int64_t ranges[3][2] = {{0, s->count}, {s->count / 3, s->count / 2}, {0, s->count}};
     for (int part = 0; part < 3; part++) {
       const se_tdbem_slices v = se_tdbem_slices_view(s, ranges[part][0], ranges[part][1]);
       se_test_ok(se_tdbem_cuda_set_interval(g, &v, hist + ranges[part][0] * hist_len, &err), &err,
-         "se_tdbem_cuda_set_interval");
+                 "se_tdbem_cuda_set_interval");
       for (int ng = 1; ng <= 16; ng++)
         for (int t = 0; t < 3; t++) {
           memset(gpu, 0, 16 * (size_t)N * sizeof *gpu);
           memset(cpu, 0, 16 * (size_t)N * sizeof *cpu);
           se_test_ok(se_tdbem_cuda_sum_start(g, times[t], ng, &err), &err, "sum_start");
           se_test_ok(se_tdbem_cuda_sum_finish(g, gpu, NULL, &err), &err, "sum_finish");
-          se_test_ok(se_tdbem_sum_cpu(&v, hist + ranges[part][0] * hist_len, hist_len, times[t], ng, cpu,
-                              &err),
-             &err, "se_tdbem_sum_cpu");
+          se_test_ok(se_tdbem_sum_cpu(&v, hist + ranges[part][0] * hist_len, hist_len, times[t], ng,
+                                      cpu, &err),
+                     &err, "se_tdbem_sum_cpu");
           const double e = se_test_max_rel(gpu, cpu, ng * N);
           worst = fmax(worst, e);
           SE_EXPECT(st, e <= tol, "%s %s part %d ng %d n %lld: GPU vs CPU %.3g > %.0e", label,
@@ -174,7 +177,7 @@ static void check_case(se_test_state *st, const se_tdbem_slices *s, const char *
     se_test_ok(se_tdbem_cuda_sum_start_known(g, m + 1, m - 4, 8, &err), &err, "sum_start_known");
     se_test_ok(se_tdbem_cuda_sum_finish(g, gpu, NULL, &err), &err, "sum_finish");
     se_test_ok(se_tdbem_sum_cpu_known(s, hist, hist_len, m + 1, m - 4, 8, cpu, &err), &err,
-       "se_tdbem_sum_cpu_known");
+               "se_tdbem_sum_cpu_known");
     const double ek = se_test_max_rel(gpu, cpu, 8 * N);
     SE_EXPECT(st, ek <= tol, "%s %s known = m - 4: %.3g", label, kinds[k].name, ek);
     se_tdbem_cuda_destroy(g);
@@ -190,8 +193,9 @@ static void check_case(se_test_state *st, const se_tdbem_slices *s, const char *
   memset(cpu, 0, (size_t)N * sizeof *cpu);
   se_test_ok(se_tdbem_front_sum(&f, past, hist_len, n, cpu, &err), &err, "se_tdbem_front_sum");
   se_tdbem_cuda_t g;
-  se_test_ok(se_tdbem_cuda_create(0, SE_TDBEM_GPU_CB, 16, N, s->kmax, s->precision, hist_len, &g, &err),
-     &err, "create");
+  se_test_ok(
+      se_tdbem_cuda_create(0, SE_TDBEM_GPU_CB, 16, N, s->kmax, s->precision, hist_len, &g, &err),
+      &err, "create");
   se_test_ok(se_tdbem_cuda_set_interval(g, s, hist, &err), &err, "set_interval");
   memset(gpu, 0, (size_t)N * sizeof *gpu);
   se_test_ok(se_tdbem_cuda_sum_start(g, n, 1, &err), &err, "sum_start");
@@ -215,8 +219,9 @@ static void check_errors(se_test_state *st) {
                                      &err) == SE_ERR_ARG,
             "bc 8 accepted");
   se_tdbem_cuda_destroy(g);
-  se_test_ok(se_tdbem_cuda_create(0, SE_TDBEM_GPU_CB, 16, 100, 10, SE_PRECISION_DOUBLE, 25, &g, &err), &err,
-     "create");
+  se_test_ok(
+      se_tdbem_cuda_create(0, SE_TDBEM_GPU_CB, 16, 100, 10, SE_PRECISION_DOUBLE, 25, &g, &err),
+      &err, "create");
   SE_EXPECT(st, se_tdbem_cuda_sum_start(g, 0, 17, &err) == SE_ERR_ARG, "ng 17 accepted");
   SE_EXPECT(st, se_tdbem_cuda_sum_start(g, 0, 16, &err) == SE_ERR_ARG, "short history accepted");
   SE_EXPECT(st, strstr(err.message, "ng = 16") != NULL, "message: %s", err.message);
@@ -282,8 +287,9 @@ int main(void) {
       a[j] = hist[j * hist_len + 4];
     se_error err = {0};
     se_tdbem_cuda_t g;
-    se_test_ok(se_tdbem_cuda_create(0, SE_TDBEM_GPU_CB, 16, N, s.kmax, s.precision, hist_len, &g, &err),
-       &err, "se_tdbem_cuda_create (N 300 000)");
+    se_test_ok(
+        se_tdbem_cuda_create(0, SE_TDBEM_GPU_CB, 16, N, s.kmax, s.precision, hist_len, &g, &err),
+        &err, "se_tdbem_cuda_create (N 300 000)");
     se_test_ok(se_tdbem_cuda_set_interval(g, &s, hist, &err), &err, "set_interval (N 300 000)");
     se_test_ok(se_tdbem_cuda_push(g, a, 4, &err), &err, "push (N 300 000)");
     se_test_ok(se_tdbem_cuda_radiate_start(g, 3, &err), &err, "radiate_start (N 300 000)");

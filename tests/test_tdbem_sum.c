@@ -213,9 +213,9 @@ static void march_slices(const se_tdbem_slices *iv, int niv, int ng, int near, i
       for (int v = 0; v < niv; v++) {
         for (int64_t j = 0; j < iv[v].count; j++)
           hist[v][j * hist_len + m % hist_len] = a[iv[v].first + j];
-        se_test_ok(se_tdbem_radiate_cpu(&radiating[v], a + iv[v].first, g - 1 - q, out + (q + 1) * N,
-                                &err),
-           &err, "radiate");
+        se_test_ok(se_tdbem_radiate_cpu(&radiating[v], a + iv[v].first, g - 1 - q,
+                                        out + (q + 1) * N, &err),
+                   &err, "radiate");
       }
     }
   }
@@ -276,7 +276,6 @@ static void cut_intervals(const se_tdbem_slices *s, int niv, se_tdbem_slices *iv
   free(identity);
 }
 
-/* (1) every ng against the front marching, whole and in intervals; thread counts. */
 /* The near field of a view (slices [j0, j0 + count) of s, indices into s's arrays) equals those
  * slices of s's near field: the same row-vectors, kstart and truncated values. */
 static void check_near_of_view(se_test_state *st, const se_tdbem_slices *s, int p_max) {
@@ -291,10 +290,11 @@ static void check_near_of_view(se_test_state *st, const se_tdbem_slices *s, int 
   int same = part.n_rowvectors == rows && count > 0 && rows > 0;
   for (int64_t r = 0; same && r < rows; r++) {
     const int64_t d = part.val_ptr[r + 1] - part.val_ptr[r];
-    same = part.row[r] == whole.row[r0 + r] && part.kstart[r] == whole.kstart[r0 + r] &&
-           d == whole.val_ptr[r0 + r + 1] - whole.val_ptr[r0 + r] &&
-           !memcmp((const char *)part.val + (size_t)part.val_ptr[r] * size,
-                   (const char *)whole.val + (size_t)whole.val_ptr[r0 + r] * size, (size_t)d * size);
+    same =
+        part.row[r] == whole.row[r0 + r] && part.kstart[r] == whole.kstart[r0 + r] &&
+        d == whole.val_ptr[r0 + r + 1] - whole.val_ptr[r0 + r] &&
+        !memcmp((const char *)part.val + (size_t)part.val_ptr[r] * size,
+                (const char *)whole.val + (size_t)whole.val_ptr[r0 + r] * size, (size_t)d * size);
   }
   SE_EXPECT(st, same, "near field of slices [%lld, %lld) differs from the whole's (%lld rows)",
             (long long)j0, (long long)(j0 + count), (long long)rows);
@@ -302,6 +302,7 @@ static void check_near_of_view(se_test_state *st, const se_tdbem_slices *s, int 
   se_tdbem_slices_free(&part);
 }
 
+/* (1) every ng against the front marching, whole and in intervals; thread counts. */
 static void test_marching(se_test_state *st) {
   const struct {
     int64_t n, kmax;
