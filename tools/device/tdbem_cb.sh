@@ -23,7 +23,7 @@ if [ -n "${AB:-}" ]; then
       -DHDF5_ROOT="$HDF5_ROOT" >/dev/null &&
     cmake --build build-base -j8 --target simengine-bench) > $OUT/tdbem_ab_build.txt 2>&1 &
 fi
-tools/device/build.sh simengine-bench test_tdbem_gpu test_tdbem_gpu_run
+tools/device/build.sh simengine-bench test_tdbem_gpu test_tdbem_gpu_run || exit 1 # no stale binaries
 wait
 (cd build-dev && ctest -R "tdbem_gpu" --output-on-failure -V 2>&1 |
   grep -E "relative|checks|Passed|Failed|skipped|rror|FAIL") > $OUT/tdbem_gpu_tests.txt
