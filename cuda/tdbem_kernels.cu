@@ -111,11 +111,14 @@ __global__ void __launch_bounds__(WARPS * 32) fb_kernel(se_tdbem_kernel_args a) 
   store_partial<NG>(a, tile, lane, acc);
 }
 
-/* cp.async of 16 bytes global -> shared (bypassing L1), its commit and its wait (the number of
- * groups allowed to stay pending is an immediate). */
+/* cp.async of 16 bytes global -> shared (bypassing L1) to a 32-bit shared address or a generic
+ * pointer, its commit and its wait (the number of groups allowed to stay pending is an
+ * immediate). */
+__device__ __forceinline__ void cp_async16_s(unsigned dst, const void *src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+}
 __device__ __forceinline__ void cp_async16(void *dst, const void *src) {
-  const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
+  cp_async16_s((unsigned)__cvta_generic_to_shared(dst), src);
 }
 __device__ __forceinline__ void cp_async_commit() {
   asm volatile("cp.async.commit_group;\n" ::: "memory");
@@ -181,20 +184,18 @@ __device__ __forceinline__ void window_store(const se_tdbem_kernel_args &a, int 
  * entries slide along in registers) and NG products. */
 template <int NG>
 __global__ void __launch_bounds__(WARPS * 32) cb_kernel(se_tdbem_kernel_args a) {
-  typedef double V; /* the values; T: the products (float values: cb_pair_kernel) */
-  typedef double T;
   constexpr int PIECE = SE_TDBEM_CB_PIECE;
   extern __shared__ __align__(16) unsigned char smem_cb[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int tile = blockIdx.x * WARPS + warp;
   if (tile >= a.tiles)
     return;
-  constexpr int RING = SE_TDBEM_CB_RING(sizeof(V)), GROUP = SE_TDBEM_CB_GROUP;
+  constexpr int RING = SE_TDBEM_CB_RING(8), GROUP = SE_TDBEM_CB_GROUP;
   unsigned char *ring = smem_cb + warp * RING;
-  const int wstride = se_tdbem_cb_window_stride(a.win_max, NG, (int)sizeof(T));
-  T *win = reinterpret_cast<T *>(smem_cb + WARPS * RING) + warp * wstride;
+  const int wstride = se_tdbem_cb_window_stride(a.win_max, NG, (int)sizeof(double));
+  double *win = reinterpret_cast<double *>(smem_cb + WARPS * RING) + warp * wstride;
   for (int x = lane; x < wstride; x += 32)
-    win[x] = (T)0;
+    win[x] = 0.0;
   const int64_t r = (int64_t)blockIdx.y * a.tiles + tile;
   const unsigned char *src = static_cast<const unsigned char *>(a.stream) + a.run_off[r];
   const int run_len = (int)(a.run_off[r + 1] - a.run_off[r]); /* < 2^31 (allocate_image) */
@@ -228,9 +229,9 @@ __global__ void __launch_bounds__(WARPS * 32) cb_kernel(se_tdbem_kernel_args a) 
   auto header = [&](int at) { return *reinterpret_cast<const int4 *>(ring + (at & MASK)); };
   /* the products of one record: sums[q] += value c x win[base - c + q] over the lane's piece;
    * value c at ring byte vs + (first of column c: lane c's column_start) */
-  auto multiply = [&](T(&sums)[NG], int d, int base, int dm, int vs, int column_start) {
-    const T *wp = win + CB_PAD + base + NG - 1; /* w[t] = wp[-t] = win[base + NG - 1 - t] */
-    T w[NG + PIECE - 1];
+  auto multiply = [&](double(&sums)[NG], int d, int base, int dm, int vs, int column_start) {
+    const double *wp = win + CB_PAD + base + NG - 1; /* w[t] = wp[-t] = win[base + NG - 1 - t] */
+    double w[NG + PIECE - 1];
 #pragma unroll
     for (int t = 0; t < NG - 1; t++)
       w[t] = wp[-t];
@@ -240,7 +241,7 @@ __global__ void __launch_bounds__(WARPS * 32) cb_kernel(se_tdbem_kernel_args a) 
         break;
       w[c + NG - 1] = wp[-(c + NG - 1)];
       const int at = (vs + __shfl_sync(FULL, column_start, c)) & MASK;
-      const T v = d > c ? (T)*reinterpret_cast<const V *>(ring + at) : (T)0;
+      const double v = d > c ? *reinterpret_cast<const double *>(ring + at) : 0.0;
 #pragma unroll
       for (int q = 0; q < NG; q++)
         sums[q] = fma(v, w[c + NG - 1 - q], sums[q]);
@@ -255,7 +256,7 @@ __global__ void __launch_bounds__(WARPS * 32) cb_kernel(se_tdbem_kernel_args a) 
     window_store(a, h.z, h.x, h.y + NG - 1, lane, g, win + CB_PAD);
     __syncwarp();
     while (pos < run_len) {
-      const int vbytes = (h.w * (int)sizeof(V) + 15) & ~15;
+      const int vbytes = (h.w * (int)sizeof(double) + 15) & ~15;
       const int end = pos + SE_TDBEM_CB_HEAD + vbytes;
       wait_for(end + 16 < run_len ? end + 16 : run_len);
       int4 hn = make_int4(0, 0, -1, 0);
@@ -267,7 +268,7 @@ __global__ void __launch_bounds__(WARPS * 32) cb_kernel(se_tdbem_kernel_args a) 
       const int meta = *reinterpret_cast<const int *>(ring + ((pos + 16 + 4 * lane) & MASK));
       const int d = (meta >> 16) & 31, base = meta & 0xffff, slot = (meta >> 21) & 31;
       const int dm = (int)__reduce_max_sync(FULL, (unsigned)d);
-      const int vs = pos + SE_TDBEM_CB_HEAD + slot * (int)sizeof(V); /* bytes */
+      const int vs = pos + SE_TDBEM_CB_HEAD + slot * (int)sizeof(double); /* bytes */
       /* column lane's first value: the counts of the columns before it (an exclusive scan) */
       const int count = (int)((unsigned)meta >> 26);
       int column_end = count;
@@ -276,7 +277,7 @@ __global__ void __launch_bounds__(WARPS * 32) cb_kernel(se_tdbem_kernel_args a) 
         const int t = __shfl_up_sync(FULL, column_end, o);
         column_end += lane >= o ? t : 0;
       }
-      const int column_start = (column_end - count) * (int)sizeof(V); /* bytes */
+      const int column_start = (column_end - count) * (int)sizeof(double); /* bytes */
       multiply(acc, d, base, dm, vs, column_start);
       __syncwarp();
       if (new_win) {
@@ -297,9 +298,6 @@ __global__ void __launch_bounds__(WARPS * 32) cb_kernel(se_tdbem_kernel_args a) 
 __device__ __forceinline__ unsigned opaque(unsigned x) {
   asm volatile("mov.b32 %0, %0;" : "+r"(x));
   return x;
-}
-__device__ __forceinline__ void cp_async16_s(unsigned dst, const void *src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
 }
 __device__ __forceinline__ void sts(unsigned at, float v) {
   asm volatile("st.shared.f32 [%0], %1;" ::"r"(at), "f"(v) : "memory");
