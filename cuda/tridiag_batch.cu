@@ -420,6 +420,23 @@ __device__ __forceinline__ void part_stage_rows(double *tile, int ts, int cs, in
   }
 }
 
+// Chunk q's M rows (global rows j0 ..) out of the staged tile of part_stage_rows (array stride
+// ts, chunk stride cs) into registers: a dead lane's rows and rows from nmem on as 0/1/0/0.
+template <int M>
+__device__ __forceinline__ void part_tile_rows(const double *tile, int ts, int cs, int G, int ls,
+                                               int q, bool live, int j0, int nmem, double (&a)[M],
+                                               double (&b)[M], double (&c)[M], double (&d)[M]) {
+#pragma unroll
+  for (int i = 0; i < M; i++) {
+    const bool in = live && j0 + i < nmem;
+    const int o = q * cs + i * G + ls;
+    a[i] = in ? tile[o] : 0.0;
+    b[i] = in ? tile[ts + o] : 1.0;
+    c[i] = in ? tile[2 * ts + o] : 0.0;
+    d[i] = in ? tile[3 * ts + o] : 0.0;
+  }
+}
+
 // PART with persistent blocks (gridDim.x <= groups; block b solves groups b, b + gridDim.x, ..):
 // the rows of the next group are copied into shared memory (cp.async, 8 B per copy, no
 // registers held) while the current group is solved from registers, so that a block keeps its
@@ -462,15 +479,7 @@ __global__ void __launch_bounds__(PART_MAX_THREADS, 1)
     copy_wait<0>();
     __syncthreads(); // the group's tile is complete
     double a[M], b[M], c[M], d[M];
-#pragma unroll
-    for (int i = 0; i < M; i++) {
-      const bool in = live && q * M + i < nmem;
-      const int o = q * cs + i * G + ls;
-      a[i] = in ? tile[o] : 0.0;
-      b[i] = in ? tile[ts + o] : 1.0;
-      c[i] = in ? tile[2 * ts + o] : 0.0;
-      d[i] = in ? tile[3 * ts + o] : 0.0;
-    }
+    part_tile_rows<M>(tile, ts, cs, G, ls, q, live, q * M, nmem, a, b, c, d);
     __syncthreads(); // every thread has its rows: the tile takes the next group
     if (g + (int)gridDim.x < groups)
       stage(g + gridDim.x);
@@ -548,15 +557,7 @@ __global__ void __launch_bounds__(PART_MAX_THREADS, 1)
     copy_wait<0>();
     __syncthreads(); // the half's tile is complete
     double a[M], b[M], c[M], d[M];
-#pragma unroll
-    for (int i = 0; i < M; i++) {
-      const bool in = live && j0 + i < nmem;
-      const int o = q * cs + i * G + ls;
-      a[i] = in ? tile[o] : 0.0;
-      b[i] = in ? tile[ts + o] : 1.0;
-      c[i] = in ? tile[2 * ts + o] : 0.0;
-      d[i] = in ? tile[3 * ts + o] : 0.0;
-    }
+    part_tile_rows<M>(tile, ts, cs, G, ls, q, live, j0, nmem, a, b, c, d);
     __syncthreads(); // every thread has its rows: the tile takes the next half
     if (h == 0)
       stage(g, 1);
