@@ -32,13 +32,13 @@ int se_neurons_gpu_kernel(const struct se_neurons *e) {
   const int k = e->options.gpu_fused;
   if (k != SE_GPU_KERNEL_AUTO)
     return k;
-  /* cells per morphology (the groups of a morphology hold its cells) */
-  int64_t nm = 0, groups32 = 0, huge = se_neurons_edd_min_comp(e);
-  int has_huge = 0;
+  /* cells per morphology (the groups of a morphology hold its cells), the largest cell */
+  int64_t nm = 0, groups32 = 0, max_comp = 0;
   for (int64_t g = 0; g < e->n_groups; g++) {
     if (e->groups[g].morphology + 1 > nm)
       nm = e->groups[g].morphology + 1;
-    has_huge |= e->groups[g].n_comp >= huge;
+    if (e->groups[g].n_comp > max_comp)
+      max_comp = e->groups[g].n_comp;
   }
   int64_t *cells = calloc((size_t)nm + 1, sizeof *cells);
   if (!cells) /* the choice only affects speed: fall back to the padded kernel */
@@ -48,13 +48,10 @@ int se_neurons_gpu_kernel(const struct se_neurons *e) {
   for (int64_t m = 0; m < nm; m++)
     groups32 += (cells[m] + 31) / 32;
   free(cells);
-  if (has_huge || e->n_cells < (int64_t)SE_GPU_AUTO_MIN_LANES * groups32)
+  if (max_comp >= se_neurons_edd_min_comp(e) ||
+      e->n_cells < (int64_t)SE_GPU_AUTO_MIN_LANES * groups32)
     return SE_GPU_KERNEL_BRANCH;
   /* coop where it was measured faster than fused2 (docs/gpu.md): small and medium cells */
-  int64_t max_comp = 0;
-  for (int64_t g = 0; g < e->n_groups; g++)
-    if (e->groups[g].n_comp > max_comp)
-      max_comp = e->groups[g].n_comp;
   if (max_comp <= SE_GPU_COOP_MAX_COMP)
     return SE_GPU_KERNEL_COOP;
   return SE_GPU_KERNEL_FUSED2;
@@ -78,9 +75,9 @@ static int upload_clamps(const struct se_neurons *e, const se_neurons_branch *b,
   const int64_t ns = e->n_stim;
   clamp_key *key = calloc((size_t)ns + 1, sizeof *key);
   int64_t *slot = calloc((size_t)ns + 1, sizeof *slot), *ptr = calloc((size_t)ns + 2, sizeof *ptr);
-  double *val = calloc(3 * (size_t)ns + 1, sizeof *val);
+  int32_t *order = calloc((size_t)ns + 1, sizeof *order);
   int rc = SE_OK;
-  if (!key || !slot || !ptr || !val) {
+  if (!key || !slot || !ptr || !order) {
     rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
                       "out of memory for %lld clamps", (long long)ns);
     goto done;
@@ -94,27 +91,20 @@ static int upload_clamps(const struct se_neurons *e, const se_neurons_branch *b,
       slot[nq] = key[j].slot;
       ptr[nq++] = j;
     }
-    val[j] = e->stim_delay[key[j].index];
-    val[ns + j] = e->stim_duration[key[j].index];
-    val[2 * ns + j] = e->stim_amplitude[key[j].index];
+    order[j] = (int32_t)key[j].index;
   }
   ptr[nq] = ns;
   d->n_stim_slots = nq;
-  const size_t D = sizeof(double);
   rc = se_neurons_cuda_upload(&d->stim_slot, slot, (size_t)nq * sizeof *slot, err);
   if (rc == SE_OK)
     rc = se_neurons_cuda_upload(&d->stim_slot_ptr, ptr, ((size_t)nq + 1) * sizeof *ptr, err);
   if (rc == SE_OK)
-    rc = se_neurons_cuda_upload(&d->stim_delay, val, (size_t)ns * D, err);
-  if (rc == SE_OK)
-    rc = se_neurons_cuda_upload(&d->stim_duration, val + ns, (size_t)ns * D, err);
-  if (rc == SE_OK)
-    rc = se_neurons_cuda_upload(&d->stim_amplitude, val + 2 * ns, (size_t)ns * D, err);
+    rc = se_neurons_cuda_upload_clamps(e, order, d, err);
 done:
   free(key);
   free(slot);
   free(ptr);
-  free(val);
+  free(order);
   return rc;
 }
 

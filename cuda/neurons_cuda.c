@@ -42,10 +42,25 @@ int se_neurons_cuda_upload(void *dst_ptr, const void *src, size_t bytes, se_erro
   return SE_OK;
 }
 
-/* The launch order of the groups: longest first (stable), so that the last blocks of a step's
- * launch hold the shortest groups and the launch's tail is short (a mixed population's big
- * cells would otherwise run alone at the end). position[g] = where host group g is launched;
- * ordered[position[g]] = groups[g]. */
+int se_neurons_cuda_upload_clamps(const struct se_neurons *e, const int32_t *order,
+                                  se_neurons_device *d, se_error *err) {
+  const size_t ns = (size_t)e->n_stim;
+  double *val = malloc(3 * ns * sizeof *val + 1);
+  if (!val)
+    SE_FAIL(err, SE_ERR_NOMEM, "out of memory for %zu clamps", ns);
+  for (size_t j = 0; j < ns; j++) {
+    val[j] = e->stim_delay[order[j]];
+    val[ns + j] = e->stim_duration[order[j]];
+    val[2 * ns + j] = e->stim_amplitude[order[j]];
+  }
+  const double **dst[] = {&d->stim_delay, &d->stim_duration, &d->stim_amplitude};
+  int rc = SE_OK;
+  for (size_t a = 0; rc == SE_OK && a < 3; a++)
+    rc = se_neurons_cuda_upload(dst[a], val + a * ns, ns * sizeof *val, err);
+  free(val);
+  return rc;
+}
+
 void se_neurons_cuda_bytes_estimate(int64_t *per_compartment, int64_t *per_cell,
                                     int64_t *per_morphology_compartment) {
   /* A slot: v, m, h, n, diag, rhs (48 B) and, when recorded, its slot index and gathered
@@ -62,6 +77,10 @@ void se_neurons_cuda_bytes_estimate(int64_t *per_compartment, int64_t *per_cell,
   *per_morphology_compartment = 384;
 }
 
+/* The launch order of the groups: longest first (stable), so that the last blocks of a step's
+ * launch hold the shortest groups and the launch's tail is short (a mixed population's big
+ * cells would otherwise run alone at the end). position[g] = where host group g is launched;
+ * ordered[position[g]] = groups[g]. */
 static int order_groups(se_neurons_t e, int64_t **position, se_group **ordered, se_error *err) {
   int64_t max_len = 0;
   for (int64_t g = 0; g < e->n_groups; g++)
@@ -254,36 +273,25 @@ static int attach_groups(se_neurons_t e, cuda_data *cd, se_error *err) {
   free(position);
   free(ordered);
   int32_t *comp = rc == SE_OK ? malloc((size_t)e->n_stim * sizeof *comp + 1) : NULL;
-  double *sorted = rc == SE_OK ? malloc((size_t)e->n_stim * 3 * D + 1) : NULL;
-  if (rc == SE_OK && (!comp || !sorted))
+  if (rc == SE_OK && !comp)
     rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__, "out of memory for clamps");
   if (rc == SE_OK) {
-    for (int32_t j = 0; j < e->n_stim; j++) {
+    for (int32_t j = 0; j < e->n_stim; j++)
       comp[j] = e->stim_comp[order[j]];
-      sorted[j] = e->stim_delay[order[j]];
-      sorted[e->n_stim + j] = e->stim_duration[order[j]];
-      sorted[2 * (size_t)e->n_stim + j] = e->stim_amplitude[order[j]];
-    }
-    size_t ns = (size_t)e->n_stim;
     rc = se_neurons_cuda_upload(&d->lane_cell, lane_cell,
                                 (size_t)d->n_threads * sizeof(int64_t), err);
     if (rc == SE_OK)
       rc = se_neurons_cuda_upload(&d->stim_ptr, stim_ptr,
                                   ((size_t)d->n_threads + 1) * sizeof(int64_t), err);
     if (rc == SE_OK)
-      rc = se_neurons_cuda_upload(&d->stim_comp, comp, ns * sizeof(int32_t), err);
+      rc = se_neurons_cuda_upload(&d->stim_comp, comp, (size_t)e->n_stim * sizeof *comp, err);
     if (rc == SE_OK)
-      rc = se_neurons_cuda_upload(&d->stim_delay, sorted, ns * D, err);
-    if (rc == SE_OK)
-      rc = se_neurons_cuda_upload(&d->stim_duration, sorted + ns, ns * D, err);
-    if (rc == SE_OK)
-      rc = se_neurons_cuda_upload(&d->stim_amplitude, sorted + 2 * ns, ns * D, err);
+      rc = se_neurons_cuda_upload_clamps(e, order, d, err);
   }
   free(lane_cell);
   free(stim_ptr);
   free(order);
   free(comp);
-  free(sorted);
   SE_TRY(rc);
 
   if (cd->kernel == SE_GPU_KERNEL_FUSED2)

@@ -69,6 +69,12 @@ typedef struct se_neurons_device {
  * bytes is 0). Synchronous. */
 int se_neurons_cuda_upload(void *dst_ptr, const void *src, size_t bytes, se_error *err);
 
+/* Uploads the delay, duration and amplitude of e's clamps in the order order[0 .. e->n_stim)
+ * (model indices) into new device buffers d->stim_delay, stim_duration and stim_amplitude.
+ * Synchronous. */
+int se_neurons_cuda_upload_clamps(const struct se_neurons *e, const int32_t *order,
+                                  se_neurons_device *d, se_error *err);
+
 /* The backend's device memory per compartment, per cell and per morphology compartment, an upper
  * bound over the step kernels (se_gpu_bytes_estimate; the reasoning next to the definition). */
 void se_neurons_cuda_bytes_estimate(int64_t *per_compartment, int64_t *per_cell,
