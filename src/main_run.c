@@ -43,7 +43,7 @@ static const char *usage =
     "                           chip), every cell its own tree (branch-level solve, EDD for cells\n"
     "                           of 10000+ compartments), or auto: branch when same-\n"
     "                           morphology groups fill < 16 of 32 lanes or a cell is that large,\n"
-    "                           else coop when cells have <= 128 compartments, else fused2\n"
+    "                           else coop when cells have <= 400 compartments, else fused2\n"
     "                           (docs/gpu.md). Default: auto\n"
     "  --cpu-worker on|off      a CPU worker (the OpenMP threads not driving a GPU) beside the\n"
     "                           GPU workers (default: on when --balance is paper or rate, else\n"
