@@ -116,7 +116,6 @@ int se_h5_write_attr_double(hid_t loc, const char *file, const char *obj, const 
 
 /* ---- parallel files and partial reads and writes (used by the tdbem reader and writer) ------- */
 
-
 /* Opens path with MPI-IO over comm: read-only (create == 0), or created and truncated
  * (create != 0, with collective metadata operations and writes). Collective over comm; the
  * outcome is this rank's (the caller agrees). */

@@ -753,7 +753,6 @@ static void run_mpi(se_test_state *st, const char *dir) {
   const char *last[] = {"no such file", rank == size - 1 ? NULL : on_rank};
   expect_failure(st, "missing file on the last rank", rc, &err, SE_ERR_IO, missing, last, 2);
   se_neuron_model_free(&ref);
-
 }
 
 /* HDF5 objects open in any file (files, groups, datasets, attributes, named types), to show that

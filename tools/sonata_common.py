@@ -1,5 +1,6 @@
-"""Helpers shared by the plotting tools (plot_raster.py, plot_traces.py, plot_balance.py): opening a simengine
-output file (docs/output.md) and choosing the populations to plot under /spikes or /report."""
+"""Helpers shared by the plotting tools (plot_raster.py, plot_traces.py, plot_balance.py): opening
+a simengine output file (docs/output.md) and choosing the populations to plot under /spikes or
+/report."""
 import sys
 
 import h5py
