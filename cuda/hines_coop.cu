@@ -926,7 +926,12 @@ int coop_resolve(const int32_t *parent, int32_t n, int64_t S, uint32_t rs,
 
 // Row stride of a layout (FULL: S; BLOCK: BS).
 uint32_t coop_stride(se_hines_layout layout, int64_t S, int32_t bs) {
-  return (uint32_t)(layout == SE_HINES_LAYOUT_FULL ? S : (layout == SE_HINES_LAYOUT_BLOCK ? bs : 1));
+  return (uint32_t)(layout == SE_HINES_LAYOUT_FULL ? S : bs);
+}
+
+// Whether the copies are 16-byte pieces: BLOCK (padded to whole blocks), FULL with an even S.
+bool coop_w16(se_hines_layout layout, int64_t S) {
+  return layout == SE_HINES_LAYOUT_BLOCK || S % 2 == 0;
 }
 
 CoopArgs coop_args(const se_hines_batch_view &v, const CoopTree &t, const se_hines_coop_info &info,
@@ -939,7 +944,7 @@ CoopArgs coop_args(const se_hines_batch_view &v, const CoopTree &t, const se_hin
   a.S = v.n_systems;
   a.MB = t.MB;
   a.zero = v.n + t.K;
-  a.warp_words = info.cfg.stages * COOP_CH * 128 + 2 * info.systems_per_warp * (v.n + t.K + 2);
+  a.warp_words = (int)(coop_warp_bytes(v.n, t, info.systems_per_warp, info.cfg.stages) / 8);
   a.steps = steps;
   a.goff = goff;
   a.u = u;
@@ -978,7 +983,7 @@ static int coop_create_inner(se_hines_coop *p, const se_hines_batch_view &v,
   SE_TRY(check_coop_tree(v.parent, v.n, v.n_systems, v.layout, err));
   SE_TRY(coop_resolve(v.parent, v.n, v.n_systems, coop_stride(v.layout, v.n_systems, v.bs), cfg,
                       lim, &p->tree, &p->info, err));
-  p->w16 = v.layout == SE_HINES_LAYOUT_BLOCK || v.n_systems % 2 == 0;
+  p->w16 = coop_w16(v.layout, v.n_systems);
   const size_t bytes = p->tree.enc.size() * sizeof(int4);
   const size_t gbytes = p->tree.goff.size() * sizeof(uint32_t);
   SE_CUDA_CHECK(err, cudaMalloc((void **)&p->d_steps, bytes));
@@ -1029,6 +1034,17 @@ extern "C" void se_hines_coop_get_info(const se_hines_coop *p, se_hines_coop_inf
   *info = p->info;
 }
 
+extern "C" void se_hines_coop_get_plan_info(const se_hines_coop *p, se_hines_plan_info *info) {
+  memset(info, 0, sizeof *info);
+  info->kernel = SE_HINES_KERNEL_COOP;
+  info->shared_bytes = p->info.shared_bytes;
+  info->threads_per_cta = 32 * p->info.cfg.warps;
+  info->copy16 = p->w16;
+  info->model_bytes = 40.0;
+  info->coop_lanes = p->info.cfg.lanes;
+  info->coop_ctas_per_sm = p->info.cfg.ctas_per_sm;
+}
+
 extern "C" int se_hines_coop_solve(const se_hines_coop *p, se_hines_batch *batch, se_error *err) {
   if (p->batch != batch)
     SE_FAIL(err, SE_ERR_ARG, "COOP solve: the plan was made for another batch");
@@ -1063,8 +1079,7 @@ extern "C" int se_hines_coop_emulate(const int32_t *parent, int32_t n, int64_t n
   v.n_systems = n_systems;
   v.layout = layout;
   const CoopArgs a = coop_args(v, t, inf, t.enc.data(), t.goff.data(), u, l, d, rhs);
-  const bool w16 = layout == SE_HINES_LAYOUT_BLOCK || n_systems % 2 == 0;
-  if (w16)
+  if (coop_w16(layout, n_systems))
     coop_emulate_w<true>(a, inf.cfg);
   else
     coop_emulate_w<false>(a, inf.cfg);
@@ -1074,8 +1089,8 @@ extern "C" int se_hines_coop_emulate(const int32_t *parent, int32_t n, int64_t n
 }
 
 // The automatic COOP settings (docs/gpu-hines.md, "Automatic settings"), costed in
-// multiprocessor cycles like the STREAM candidates of hines_mono.cu:
-//   bytes    40 x compartments / (SMs x SE_HINES_AUTO_BYTES_PER_CYCLE)
+// multiprocessor cycles like the STREAM candidates of hines_mono.cu (se_hines_auto_cost):
+//   bytes    40 x compartments / (SMs x bytes per cycle and SM)
 //   latency  waves x steps x tau, tau = COOP_STEP_CYCLES + COOP_STEP_CYCLES_WARP x
 //            max(0, w - 1): a step (backward and forward) costs a warp COOP_STEP_CYCLES when
 //            it has its scheduler to itself; each further warp on the scheduler (w warps)
@@ -1096,18 +1111,14 @@ static const int coop_candidate_ctas[] = {1, 2};
 // Cost of a fitted candidate in multiprocessor cycles (the model above).
 static double coop_cost(const se_hines_coop_info &info, int32_t n, int64_t n_systems,
                         const se_hines_device_limits &lim) {
-  const int G = info.systems_per_warp, W = info.cfg.warps, C = info.cfg.ctas_per_sm;
-  const int64_t blocks = ((n_systems + G - 1) / G + W - 1) / W;
-  const int64_t per_wave = (int64_t)C * lim.sms;
-  const double waves = (double)((blocks + per_wave - 1) / per_wave);
-  const int64_t resident = blocks < per_wave ? (blocks + lim.sms - 1) / lim.sms : C;
+  const int G = info.systems_per_warp, W = info.cfg.warps;
+  double waves;
+  int64_t resident;
+  se_hines_auto_waves(((n_systems + G - 1) / G + W - 1) / W, info.cfg.ctas_per_sm, lim.sms,
+                      &waves, &resident);
   const double w = (double)(resident * W) / 4.0; // warps per scheduler
   const double tau = COOP_STEP_CYCLES + COOP_STEP_CYCLES_WARP * (w > 1.0 ? w - 1.0 : 0.0);
-  const double t_lat = waves * (double)info.steps * tau;
-  const double t_bytes =
-      40.0 * (double)n * (double)n_systems / (SE_HINES_AUTO_BYTES_PER_CYCLE * (double)lim.sms);
-  const double hi = t_lat > t_bytes ? t_lat : t_bytes, lo = t_lat > t_bytes ? t_bytes : t_lat;
-  return hi + 0.25 * lo;
+  return se_hines_auto_cost(40.0, n, n_systems, lim.sms, waves * (double)info.steps * tau);
 }
 
 extern "C" int se_hines_coop_choose(const int32_t *parent, int32_t n, int64_t n_systems,

@@ -6,9 +6,10 @@
  * most m rows, packed into L bins (longest first); the rows above them (the trunk) are split the
  * same way into level 2, and so on. Lane j of each system eliminates the rows of its bin of each
  * level bottom-up, level after level; the forward substitution runs the levels in reverse. The
- * intermediates (h = l / d', g = rhs' / d') of every row stay in shared memory; device memory sees u, l, d, rhs read once and x written once (40 B per
- * compartment). Works on the FULL and BLOCK layouts (the G systems of a warp are adjacent in
- * every row); d is left unchanged, x replaces rhs, as with the other kernels' contract. */
+ * intermediates (h = l / d', g = rhs' / d') of every row stay in shared memory; device memory
+ * sees u, l, d, rhs read once and x written once (40 B per compartment). Works on the FULL and
+ * BLOCK layouts (the G systems of a warp are adjacent in every row); d is left unchanged, x
+ * replaces rhs, as with the other kernels' contract. */
 #ifndef SE_HINES_COOP_H
 #define SE_HINES_COOP_H
 
@@ -66,6 +67,10 @@ void se_hines_coop_destroy(se_hines_coop *plan);
 
 /* Fills *info with what the plan does. */
 void se_hines_coop_get_info(const se_hines_coop *plan, se_hines_coop_info *info);
+
+/* Fills *info as se_hines_batch_plan describes a solve (kernel COOP, threads and shared memory
+ * per CTA, copy width, lanes, CTAs per multiprocessor). */
+void se_hines_coop_get_plan_info(const se_hines_coop *plan, se_hines_plan_info *info);
 
 /* Solves every system of the batch the plan was made for (rhs becomes x). Asynchronous on the
  * batch's stream (se_hines_batch_sync reports execution errors). Not collective. */

@@ -619,8 +619,8 @@ se_hines_stream_config stream_auto(const se_hines_stream_config *req) {
 }
 
 int plan_stream(const int32_t *parent, int32_t n, se_hines_layout layout, int64_t n_systems,
-                const se_hines_stream_config *req, const se_hines_device_limits &lim, StreamPlan *plan,
-                se_error *err) {
+                const se_hines_stream_config *req, const se_hines_device_limits &lim,
+                StreamPlan *plan, se_error *err) {
   se_hines_stream_config c = stream_auto(req);
   if (c.threads != 32 && c.threads != 64 && c.threads != 128)
     SE_FAIL(err, SE_ERR_ARG, "STREAM kernel: %d threads per CTA (32, 64 or 128)", c.threads);
@@ -692,8 +692,9 @@ se_hines_kernel paper_kernel_of(se_hines_layout lay) {
 
 // Resolves kernel + settings into info (and the STREAM plan when that is the kernel).
 int resolve(const int32_t *parent, int32_t n, se_hines_layout layout, int32_t bs,
-            int64_t n_systems, se_hines_kernel kernel, const se_hines_stream_config *cfg, const se_hines_device_limits &lim,
-            se_hines_plan_info *info, StreamPlan *plan, se_error *err) {
+            int64_t n_systems, se_hines_kernel kernel, const se_hines_stream_config *cfg,
+            const se_hines_device_limits &lim, se_hines_plan_info *info, StreamPlan *plan,
+            se_error *err) {
   memset(info, 0, sizeof *info);
   if ((int)kernel < 0 || (int)kernel > (int)SE_HINES_KERNEL_COOP)
     SE_FAIL(err, SE_ERR_ARG, "unknown Hines kernel %d", (int)kernel);
@@ -1037,13 +1038,14 @@ static bool same_request(const se_hines_stream_config &a, const se_hines_stream_
 // settings measured on the H200 (threads x CTAs per multiprocessor 32x1, 64x1, 64x2, 128x1,
 // 128x2, 128x4, each with the largest tail, and 128 threads without a tail), 4 stages; fields
 // the caller set are kept. Each is costed by two limits, in multiprocessor cycles:
-//   bytes    model bytes x compartments / (SMs x SE_HINES_AUTO_BYTES_PER_CYCLE)
+//   bytes    model bytes x compartments / (SMs x AUTO_BYTES_PER_CYCLE)
 //   latency  waves x n x tau: each thread's rows are a dependency chain of AUTO_ROW_INSTR
 //            instructions, issued every AUTO_CPI cycles by a warp that has its scheduler to
 //            itself, every w cycles when w warps share one (tau = AUTO_ROW_INSTR x
 //            max(AUTO_CPI, w)); waves and w from the occupancy the CUDA runtime reports
 // cost = max + 1/4 min; the cheapest wins, ties to the earlier candidate. The constants were
 // fitted to simengine-bench gpu-hines on the H200 (docs/gpu-hines.md).
+static const double AUTO_BYTES_PER_CYCLE = 15.5; // 95% of 4.27 TB/s / (132 SMs x 1.98 GHz)
 static const double AUTO_ROW_INSTR = 150.0;      // instructions per row (both sweeps), one warp
 static const double AUTO_CPI = 3.9;              // cycles per instruction of a lone warp (ncu)
 
@@ -1054,20 +1056,30 @@ static const AutoCandidate auto_candidates[] = {{32, 1, -1},  {64, 1, -1},  {64,
                                                 {128, 1, -1}, {128, 2, -1}, {128, 4, -1},
                                                 {128, 1, 0}};
 
-// Cost of a plan with `ctas` resident CTAs per multiprocessor (see above).
-double auto_cost(int32_t n, int64_t n_systems, int sms, int threads, int ctas,
-                 double model_bytes) {
-  const int64_t blocks = (n_systems + threads - 1) / threads;
+extern "C" void se_hines_auto_waves(int64_t blocks, int ctas, int sms, double *waves,
+                                   int64_t *resident) {
   const int64_t per_wave = (int64_t)ctas * sms;
-  const double waves = (double)((blocks + per_wave - 1) / per_wave);
-  const int64_t resident = blocks < per_wave ? (blocks + sms - 1) / sms : ctas; // CTAs per SM
-  const double w = (double)resident * threads / 32.0 / 4.0; // warps per scheduler
-  const double tau = AUTO_ROW_INSTR * (w > AUTO_CPI ? w : AUTO_CPI);
+  *waves = (double)((blocks + per_wave - 1) / per_wave);
+  *resident = blocks < per_wave ? (blocks + sms - 1) / sms : ctas;
+}
+
+extern "C" double se_hines_auto_cost(double model_bytes, int32_t n, int64_t n_systems, int sms,
+                                     double t_lat) {
   const double t_bytes =
-      model_bytes * (double)n * (double)n_systems / (SE_HINES_AUTO_BYTES_PER_CYCLE * sms);
-  const double t_lat = waves * (double)n * tau;
+      model_bytes * (double)n * (double)n_systems / (AUTO_BYTES_PER_CYCLE * sms);
   const double hi = t_bytes > t_lat ? t_bytes : t_lat, lo = t_bytes > t_lat ? t_lat : t_bytes;
   return hi + 0.25 * lo;
+}
+
+// Cost of a plan with `ctas` resident CTAs per multiprocessor (see above).
+static double auto_cost(int32_t n, int64_t n_systems, int sms, int threads, int ctas,
+                        double model_bytes) {
+  double waves;
+  int64_t resident; // CTAs per SM
+  se_hines_auto_waves((n_systems + threads - 1) / threads, ctas, sms, &waves, &resident);
+  const double w = (double)resident * threads / 32.0 / 4.0; // warps per scheduler
+  const double tau = AUTO_ROW_INSTR * (w > AUTO_CPI ? w : AUTO_CPI);
+  return se_hines_auto_cost(model_bytes, n, n_systems, sms, waves * (double)n * tau);
 }
 
 static int stream_occupancy(const StreamPlan &plan, const se_hines_device_limits &lim, int *ctas,
@@ -1184,16 +1196,7 @@ static void coop_decide(se_hines_batch *b) {
 static int coop_use(se_hines_batch *b, se_hines_plan_info *info, se_error *err) {
   if (!b->coop)
     SE_TRY(se_hines_coop_create(b, &b->coop_cfg, &b->coop, err));
-  se_hines_coop_info ci;
-  se_hines_coop_get_info(b->coop, &ci);
-  memset(info, 0, sizeof *info);
-  info->kernel = SE_HINES_KERNEL_COOP;
-  info->shared_bytes = ci.shared_bytes;
-  info->threads_per_cta = 32 * ci.cfg.warps;
-  info->copy16 = b->layout == SE_HINES_LAYOUT_BLOCK || b->n_systems % 2 == 0;
-  info->model_bytes = 40.0;
-  info->coop_lanes = ci.cfg.lanes;
-  info->coop_ctas_per_sm = ci.cfg.ctas_per_sm;
+  se_hines_coop_get_plan_info(b->coop, info);
   return SE_OK;
 }
 

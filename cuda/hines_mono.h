@@ -92,9 +92,18 @@ typedef struct se_hines_plan_info {
   int coop_ctas_per_sm;          /* COOP: CTAs per multiprocessor */
 } se_hines_plan_info;
 
-/* Device-memory bytes per cycle and multiprocessor the automatic choices assume (95% of
- * 4.27 TB/s over 132 SMs at 1.98 GHz, the H200). */
-#define SE_HINES_AUTO_BYTES_PER_CYCLE 15.5
+/* The cost model shared by the automatic choices of STREAM and COOP settings (docs/gpu-hines.md),
+ * in multiprocessor cycles. Host only; not collective. */
+
+/* A launch of `blocks` CTAs, at most `ctas` resident per multiprocessor on `sms`: *waves waves,
+ * *resident CTAs per multiprocessor (fewer than ctas when one partial wave spreads them). */
+void se_hines_auto_waves(int64_t blocks, int ctas, int sms, double *waves, int64_t *resident);
+
+/* Cost of a launch whose latency limit is t_lat cycles and that moves model_bytes per
+ * compartment (n rows x n_systems) at the H200's bytes per cycle and multiprocessor (95% of
+ * 4.27 TB/s over 132 SMs at 1.98 GHz): the larger of the two limits plus 1/4 of the smaller. */
+double se_hines_auto_cost(double model_bytes, int32_t n, int64_t n_systems, int sms,
+                          double t_lat);
 
 typedef struct se_hines_batch se_hines_batch; /* a device batch (opaque) */
 
