@@ -174,18 +174,30 @@ typedef struct result {
   int reps;
 } result;
 
+/* A variant on its batch: what se_bench_time_solve restores and solves. */
+typedef struct variant_run {
+  se_hines_batch *b;
+  const variant *v;
+  const se_hines_coop *plan; /* COOP variants */
+} variant_run;
+
+static int restore_variant(void *ctx, se_error *err) {
+  return se_hines_batch_restore(((const variant_run *)ctx)->b, err);
+}
+
 /* One solve of a variant (asynchronous). */
-static int solve_variant(se_hines_batch *b, const variant *v, const se_hines_coop *plan,
-                         se_error *err) {
-  if (v->coop)
-    return se_hines_coop_solve(plan, b, err);
-  return se_hines_batch_solve(b, v->kernel, v->has_cfg ? &v->cfg : NULL, err);
+static int solve_variant(void *ctx, se_error *err) {
+  const variant_run *run = ctx;
+  if (run->v->coop)
+    return se_hines_coop_solve(run->plan, run->b, err);
+  return se_hines_batch_solve(run->b, run->v->kernel, run->v->has_cfg ? &run->v->cfg : NULL,
+                              err);
 }
 
 /* Warm-up, check and timing of one variant on a filled and saved batch. */
 static void run_variant(se_hines_batch *b, const variant *v, int32_t n, int64_t S,
                         const int32_t *parent, const int32_t *nchild, uint64_t seed,
-                        double min_time, cudaEvent_t e0, cudaEvent_t e1, result *r) {
+                        double min_time, result *r) {
   se_error err = {0};
   memset(r, 0, sizeof *r);
   se_hines_coop *plan = NULL;
@@ -194,89 +206,55 @@ static void run_variant(se_hines_batch *b, const variant *v, int32_t n, int64_t 
     rc = se_hines_coop_create(b, &v->ccfg, &plan, &err);
     if (rc == SE_OK) {
       se_hines_coop_get_info(plan, &r->cinfo);
-      r->info.kernel = SE_HINES_KERNEL_COOP;
-      r->info.threads_per_cta = 32 * r->cinfo.cfg.warps;
-      r->info.shared_bytes = r->cinfo.shared_bytes;
-      r->info.model_bytes = 40.0;
-      r->info.copy16 = v->layout == SE_HINES_LAYOUT_BLOCK || S % 2 == 0;
+      se_hines_coop_get_plan_info(plan, &r->info);
     }
   } else {
     rc = se_hines_batch_plan(b, v->kernel, v->has_cfg ? &v->cfg : NULL, &r->info, &err);
   }
   if (rc != SE_OK) {
     snprintf(r->note, sizeof r->note, "n/a: %.380s", err.message);
-    se_hines_coop_destroy(plan);
     return;
   }
-  rc = se_hines_batch_restore(b, &err);
+  variant_run run = {b, v, plan};
+  rc = restore_variant(&run, &err);
   if (rc == SE_OK)
-    rc = solve_variant(b, v, plan, &err);
+    rc = solve_variant(&run, &err);
   if (rc == SE_OK)
     rc = se_hines_batch_sync(b, &err);
-  if (rc != SE_OK) {
-    snprintf(r->note, sizeof r->note, "error: %.380s", err.message);
-    se_hines_coop_destroy(plan);
-    return;
-  }
   /* check three systems against the CPU reference */
-  double *x = malloc((size_t)n * sizeof *x), *ref = malloc((size_t)n * sizeof *ref);
-  double *work = malloc(3 * (size_t)n * sizeof *work);
-  const int64_t probe[3] = {0, S / 2, S - 1};
-  r->err = 0.0;
-  for (int k = 0; k < 3 && rc == SE_OK; k++) {
-    rc = se_hines_batch_download_system(b, 3, probe[k], x, &err);
-    reference_system(n, parent, nchild, seed, probe[k], ref, work);
-    double num = 0.0, den = 0.0;
-    for (int32_t i = 0; i < n; i++) {
-      num += (x[i] - ref[i]) * (x[i] - ref[i]);
-      den += ref[i] * ref[i];
+  if (rc == SE_OK) {
+    double *x = malloc((size_t)n * sizeof *x), *ref = malloc((size_t)n * sizeof *ref);
+    double *work = malloc(3 * (size_t)n * sizeof *work);
+    const int64_t probe[3] = {0, S / 2, S - 1};
+    for (int k = 0; k < 3 && rc == SE_OK; k++) {
+      rc = se_hines_batch_download_system(b, 3, probe[k], x, &err);
+      reference_system(n, parent, nchild, seed, probe[k], ref, work);
+      double num = 0.0, den = 0.0;
+      for (int32_t i = 0; i < n; i++) {
+        num += (x[i] - ref[i]) * (x[i] - ref[i]);
+        den += ref[i] * ref[i];
+      }
+      double e = sqrt(num / den);
+      if (!(e <= r->err))
+        r->err = e;
     }
-    double e = sqrt(num / den);
-    if (!(e <= r->err))
-      r->err = e;
+    free(x);
+    free(ref);
+    free(work);
   }
-  free(x);
-  free(ref);
-  free(work);
-  if (rc != SE_OK) {
-    snprintf(r->note, sizeof r->note, "error: %.380s", err.message);
-    se_hines_coop_destroy(plan);
-    return;
-  }
-  if (!(r->err <= 1e-12))
+  if (rc == SE_OK && !(r->err <= 1e-12))
     snprintf(r->note, sizeof r->note, "WRONG: relative error %.3g", r->err);
-  /* timed solves */
-  enum { MAX_REPS = 2000 };
-  double *ms = malloc(MAX_REPS * sizeof *ms), total = 0.0;
-  cudaStream_t stream = se_hines_batch_stream(b);
-  int reps = 0;
-  while (reps < MAX_REPS && (reps < 5 || total < min_time)) {
-    float t = 0.0f;
-    rc = se_hines_batch_restore(b, &err);
-    if (rc == SE_OK && cudaEventRecord(e0, stream) != cudaSuccess)
-      rc = SE_ERR_CUDA;
-    if (rc == SE_OK)
-      rc = solve_variant(b, v, plan, &err);
-    if (rc == SE_OK && (cudaEventRecord(e1, stream) != cudaSuccess ||
-                        cudaEventSynchronize(e1) != cudaSuccess ||
-                        cudaEventElapsedTime(&t, e0, e1) != cudaSuccess)) {
-      rc = SE_ERR_CUDA;
-      snprintf(err.message, sizeof err.message, "timing: %s",
-               cudaGetErrorString(cudaGetLastError()));
-    }
-    if (rc != SE_OK) {
-      snprintf(r->note, sizeof r->note, "error: %.380s", err.message);
-      free(ms);
-      se_hines_coop_destroy(plan);
-      return;
-    }
-    ms[reps++] = t;
-    total += 1e-3 * t;
+  /* timed solves (the checked solve was the warm-up) */
+  double median_s = 0.0;
+  if (rc == SE_OK)
+    rc = se_bench_time_solve(se_hines_batch_stream(b), min_time, 0, 5, 2000, restore_variant,
+                             solve_variant, &run, &median_s, &r->reps, &err);
+  if (rc == SE_OK) {
+    r->ms = 1e3 * median_s;
+    r->ok = 1;
+  } else {
+    snprintf(r->note, sizeof r->note, "error: %.380s", err.message);
   }
-  r->ms = se_bench_median(ms, reps);
-  r->reps = reps;
-  r->ok = 1;
-  free(ms);
   se_hines_coop_destroy(plan);
 }
 
@@ -369,11 +347,6 @@ int se_bench_gpu_hines(int argc, char **argv) {
     fprintf(csv, "class,neurons,compartments,variant,kernel,threads,stages,ctas_per_sm,"
                  "tail_rows,slots,copy16,ms_per_solve,solves,gbps_at_40B,copy_gbps,fraction_of_copy,"
                  "model_bytes,model_fraction_of_copy,max_rel_error,lanes,steps,lane_use\n");
-  cudaEvent_t e0 = NULL, e1 = NULL;
-  if (cudaEventCreate(&e0) != cudaSuccess || cudaEventCreate(&e1) != cudaSuccess) {
-    fprintf(stderr, "simengine-bench gpu-hines: cudaEventCreate failed\n");
-    return 1;
-  }
   int status = 0;
   result res[64];
   char *cls_list = strdup(classes), *save_c = NULL;
@@ -430,7 +403,7 @@ int se_bench_gpu_hines(int argc, char **argv) {
           if (rc != SE_OK)
             snprintf(res[j].note, sizeof res[j].note, "n/a: %.380s", err.message);
           else
-            run_variant(b, &vars[j], n, S, mo.parent, nchild, seed, min_time, e0, e1, &res[j]);
+            run_variant(b, &vars[j], n, S, mo.parent, nchild, seed, min_time, &res[j]);
         }
         se_hines_batch_destroy(b);
       }
@@ -446,7 +419,7 @@ int se_bench_gpu_hines(int argc, char **argv) {
         }
         char settings[64];
         settings_str(&vars[k], r, settings, sizeof settings);
-        const char *kname = vars[k].coop ? "coop" : se_hines_kernel_name(r->info.kernel);
+        const char *kname = se_hines_kernel_name(r->info.kernel);
         const double gbps = 40.0 * comps / (r->ms * 1e-3) / 1e9;
         const double model = r->info.model_bytes * comps / (r->ms * 1e-3) / 1e9;
         const int wrong = r->note[0] != 0;
@@ -470,9 +443,7 @@ int se_bench_gpu_hines(int argc, char **argv) {
                   vars[k].coop ? r->cinfo.trunk_rows : r->info.tail_rows,
                   vars[k].coop ? r->cinfo.roots : r->info.slots, r->info.copy16, r->ms, r->reps,
                   gbps, copy, gbps / copy, r->info.model_bytes, model / copy, r->err,
-                  vars[k].coop                                ? r->cinfo.cfg.lanes
-                  : r->info.kernel == SE_HINES_KERNEL_COOP ? r->info.coop_lanes
-                                                              : 1,
+                  r->info.kernel == SE_HINES_KERNEL_COOP ? r->info.coop_lanes : 1,
                   vars[k].coop ? r->cinfo.steps : (int)n,
                   vars[k].coop ? r->cinfo.lane_use : 1.0);
       }
@@ -485,8 +456,6 @@ int se_bench_gpu_hines(int argc, char **argv) {
     se_morphology_free(&mo);
   }
   free(cls_list);
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
   if (csv)
     fclose(csv);
   return status;
