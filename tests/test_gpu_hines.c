@@ -10,7 +10,7 @@
  *    (se_hines_emulate: same index arithmetic, pipeline and branch-point plan as on the
  *    device) on every layout and many STREAM settings.
  *    The COOP kernel (several lanes per system, cuda/hines_coop.h) likewise, on the full and
- *    block layouts, 2/4/8/16 lanes, 4/8 stages, an even and an odd number of systems.
+ *    block layouts, 2/4/8/16 lanes, 2 to 8 stages, an even and an odd number of systems.
  * 2. GPU (skipped with "skipped: no GPU" and exit 77 without a device): S = 1000 systems (not a
  *    multiple of any block size), every layout (flat, full, block 32/64/128), every kernel that
  *    fits the layout, STREAM and COOP settings, AUTO; the device generator; S = 1, 33 and 66
@@ -179,6 +179,26 @@ typedef struct layout_case {
   const char *name;
 } layout_case;
 
+/* The arrays of y in one layout (to_layout), for an emulation to solve in place. */
+typedef struct layout_arrays {
+  double *u, *l, *d, *r;
+} layout_arrays;
+
+static layout_arrays make_layout_arrays(const systems *y, const layout_case *lc) {
+  layout_arrays a = {to_layout(y, y->u, lc->layout, lc->bs),
+                     to_layout(y, y->l, lc->layout, lc->bs),
+                     to_layout(y, y->d, lc->layout, lc->bs),
+                     to_layout(y, y->rhs, lc->layout, lc->bs)};
+  return a;
+}
+
+static void free_layout_arrays(layout_arrays *a) {
+  free(a->u);
+  free(a->l);
+  free(a->d);
+  free(a->r);
+}
+
 static const layout_case layouts[] = {
     {SE_HINES_LAYOUT_FLAT, 1, "flat"},        {SE_HINES_LAYOUT_FULL, 1, "full"},
     {SE_HINES_LAYOUT_BLOCK, 32, "block32"},   {SE_HINES_LAYOUT_BLOCK, 64, "block64"},
@@ -248,12 +268,10 @@ static void check_reference(se_test_state *st) {
 static void emulate_one(se_test_state *st, const tree *t, const systems *y, const layout_case *lc,
                         se_hines_kernel k, const se_hines_stream_config *cfg, double *worst) {
   se_error err = {0};
-  double *u = to_layout(y, y->u, lc->layout, lc->bs), *l = to_layout(y, y->l, lc->layout, lc->bs);
-  double *d = to_layout(y, y->d, lc->layout, lc->bs);
-  double *r = to_layout(y, y->rhs, lc->layout, lc->bs);
+  layout_arrays a = make_layout_arrays(y, lc);
   char buf[64] = "";
-  int rc = se_hines_emulate(t->parent, t->n, y->S, lc->layout, lc->bs, k, cfg, u, l, d, r,
-                                 &err);
+  int rc = se_hines_emulate(t->parent, t->n, y->S, lc->layout, lc->bs, k, cfg, a.u, a.l, a.d, a.r,
+                            &err);
   if (rc == SE_ERR_UNSUPPORTED) {
     SE_EXPECT(st, may_be_unsupported(t, k, cfg), "%s %s %s %s: unsupported: %s", t->name,
               lc->name, se_hines_kernel_name(k), cfg ? cfg_str(cfg, buf, sizeof buf) : "",
@@ -262,7 +280,7 @@ static void emulate_one(se_test_state *st, const tree *t, const systems *y, cons
     SE_EXPECT(st, rc == SE_OK, "emulation %s %s %s %s: %s", t->name, lc->name,
               se_hines_kernel_name(k), cfg ? cfg_str(cfg, buf, sizeof buf) : "", err.message);
     int bitwise = 0;
-    double e = max_err(y, r, lc->layout, lc->bs, &bitwise);
+    double e = max_err(y, a.r, lc->layout, lc->bs, &bitwise);
     SE_EXPECT(st, e <= TOL, "emulation %s %s %s %s: max relative error %.3g", t->name, lc->name,
               se_hines_kernel_name(k), cfg ? cfg_str(cfg, buf, sizeof buf) : "", e);
     if (k != SE_HINES_KERNEL_STREAM)
@@ -272,10 +290,7 @@ static void emulate_one(se_test_state *st, const tree *t, const systems *y, cons
     if (e > *worst || e != e)
       *worst = e;
   }
-  free(u);
-  free(l);
-  free(d);
-  free(r);
+  free_layout_arrays(&a);
 }
 
 static void check_emulation(se_test_state *st, const tree *trees, int n_trees) {
@@ -326,26 +341,21 @@ static void coop_emulate_one(se_test_state *st, const tree *t, const systems *y,
                              const layout_case *lc, const se_hines_coop_config *cfg,
                              double *worst) {
   se_error err = {0};
-  double *r = to_layout(y, y->rhs, lc->layout, lc->bs);
-  double *u = to_layout(y, y->u, lc->layout, lc->bs), *l = to_layout(y, y->l, lc->layout, lc->bs);
-  double *d = to_layout(y, y->d, lc->layout, lc->bs);
+  layout_arrays a = make_layout_arrays(y, lc);
   se_hines_coop_info info;
-  int rc = se_hines_coop_emulate(t->parent, t->n, y->S, lc->layout, lc->bs, cfg, u, l, d, r,
-                                 &info, &err);
+  int rc = se_hines_coop_emulate(t->parent, t->n, y->S, lc->layout, lc->bs, cfg, a.u, a.l, a.d,
+                                 a.r, &info, &err);
   SE_EXPECT(st, rc == SE_OK, "COOP emulation %s %s L%d/ST%d S %lld: %s", t->name, lc->name,
             cfg->lanes, cfg->stages, (long long)y->S, err.message);
   if (rc == SE_OK) {
     int bitwise = 0;
-    double e = max_err(y, r, lc->layout, lc->bs, &bitwise);
+    double e = max_err(y, a.r, lc->layout, lc->bs, &bitwise);
     SE_EXPECT(st, e <= TOL, "COOP emulation %s %s L%d/ST%d S %lld: max relative error %.3g",
               t->name, lc->name, cfg->lanes, cfg->stages, (long long)y->S, e);
     if (e > *worst || e != e)
       *worst = e;
   }
-  free(u);
-  free(l);
-  free(d);
-  free(r);
+  free_layout_arrays(&a);
 }
 
 /* COOP on the host: every tree, the full and block layouts, an even (100) and an odd (37)
