@@ -27,24 +27,6 @@ __device__ __forceinline__ double &at(char *base, int off) {
   return *reinterpret_cast<double *>(base + off);
 }
 
-// The push of an eliminated row to its parent, as neurons_coop.c's push_parent: registers for
-// PREV, else the parent's accumulators A[0] (b) and A[G] (d) in shared memory.
-template <int G>
-__device__ __forceinline__ void push_parent(uint32_t meta, double pb, double pd, double *A,
-                                            double &cb, double &cd) {
-  if (meta & SE_STREAM_PREV) {
-    cb = pb;
-    cd = pd;
-    return;
-  }
-  cb = cd = 0.0;
-  if (meta & SE_STREAM_ROOT)
-    return;
-  A[0] = (meta & SE_STREAM_FIRST) ? pb : A[0] + pb;
-  if (meta & SE_STREAM_DPUSH)
-    A[G] = (meta & SE_STREAM_DFIRST) ? pd : A[G] + pd;
-}
-
 // What phase 1b reads of a step's row record (q0-q2), what phase 1a reads of an hh step (its
 // record and its row's state), what phase 2 reads of an event: loaded steps ahead of their use.
 struct row_rec {
@@ -70,7 +52,7 @@ struct ev_rec {
 constexpr int R = SE_COOP_RING, R2 = 2 * SE_COOP_RING; // R2: the short steps of phases 0, 3b
 
 template <int L>
-__global__ void __launch_bounds__(32, 16)
+__global__ void __launch_bounds__(32, SE_COOP_MAX_WARPS_PER_SM)
     step_coop(const se_neurons_device d, const se_coop_device cp, double t_now, int update) {
   constexpr int G = 32 / L, OFF1 = G * (int)sizeof(double); // the next slot's offset
   extern __shared__ double smem[];
@@ -379,7 +361,7 @@ __global__ void __launch_bounds__(32, 16)
       pb = at(B, r.q2.z);
       pd = (meta & SE_STREAM_DCONST) ? 0.0 : at(B, r.q2.z + OFF1);
     }
-    push_parent<G>(meta, pb, pd, &at(B, r.q3.y), cb, cd);
+    se_coop_push_parent(meta, pb, pd, &at(B, r.q3.y), G, &cb, &cd);
   };
   auto event_up = [&](const ev_rec &r) {
     const uint32_t meta = (uint32_t)r.q2.x;

@@ -363,23 +363,6 @@ double se_coop_estimate(const struct se_neurons *e, const se_coop_tables *tab,
 
 /* ---- host model ---------------------------------------------------------------------------- */
 
-/* The push of an eliminated row to its parent: in registers (PREV: the parent is the next row
- * met), else into the parent's accumulators A (b, d; FIRST/DFIRST: the first push sets). */
-static inline void push_parent(uint32_t meta, double pb, double pd, double *A, double *cb,
-                               double *cd) {
-  if (meta & SE_STREAM_PREV) {
-    *cb = pb;
-    *cd = pd;
-    return;
-  }
-  *cb = *cd = 0.0;
-  if (meta & SE_STREAM_ROOT)
-    return;
-  A[0] = (meta & SE_STREAM_FIRST) ? pb : A[0] + pb;
-  if (meta & SE_STREAM_DPUSH)
-    A[1] = (meta & SE_STREAM_DFIRST) ? pd : A[1] + pd;
-}
-
 /* The slot at byte offset off of a cell among G cells (the records' offsets). */
 static inline int32_t slot_of(int32_t off, int G) {
   return off / (G * (int32_t)sizeof(double));
@@ -490,7 +473,7 @@ int se_coop_reference_step(struct se_neurons *e, const se_coop_tables *tab, int 
           pb = S[xe];
           pd = (meta & SE_STREAM_DCONST) ? 0.0 : S[xe + 1];
         }
-        push_parent(meta, pb, pd, S + slot_of(c[3].i[1], G), &cb, &cd);
+        se_coop_push_parent(meta, pb, pd, S + slot_of(c[3].i[1], G), 1, &cb, &cd);
       }
       /* 3a: trunk upwards */
       for (int32_t q = mo->n_ev - 1; q >= 0; q--) {

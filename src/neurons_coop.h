@@ -39,7 +39,8 @@ extern "C" {
 /* Threads per cell L: 2, 4 or 8; a warp serves G = 32 / L cells. The engine takes 4 or 8, the
  * one whose plans se_coop_estimate finds faster. */
 #define SE_COOP_MAX_LANES 8
-/* Warps of the coop kernel a multiprocessor can hold at most (its registers per thread). */
+/* Warps of the coop kernel a multiprocessor can hold at most (its __launch_bounds__: registers
+ * per thread). */
 #define SE_COOP_MAX_WARPS_PER_SM 16
 
 /* Flags of a row (cfl), kept in the low bits of its record's flags word: the coop records keep
@@ -133,6 +134,24 @@ typedef struct se_coop_tables {
   int64_t n_rec, n_hh, n_ev; /* chunks */
   int32_t max_slots;     /* max over morphologies of slots per cell */
 } se_coop_tables;
+
+/* The push of an eliminated row (pushes pb, pd; flags meta) to its parent, in the host model and
+ * the kernel alike: in registers (PREV: the parent is the next row met), else into the parent's
+ * accumulators A[0] (b) and A[next] (d) in the slots (FIRST/DFIRST: the first push sets). */
+SE_HD static inline void se_coop_push_parent(uint32_t meta, double pb, double pd, double *A,
+                                             int next, double *cb, double *cd) {
+  if (meta & SE_STREAM_PREV) {
+    *cb = pb;
+    *cd = pd;
+    return;
+  }
+  *cb = *cd = 0.0;
+  if (meta & SE_STREAM_ROOT)
+    return;
+  A[0] = (meta & SE_STREAM_FIRST) ? pb : A[0] + pb;
+  if (meta & SE_STREAM_DPUSH)
+    A[next] = (meta & SE_STREAM_DFIRST) ? pd : A[next] + pd;
+}
 
 /* Builds the plans of e's morphologies for `lanes` (L: 2, 4 or 8) threads per cell from fused2's
  * row tables st (se_stream_build). cap_percent: 0 picks each morphology's longest range by an
