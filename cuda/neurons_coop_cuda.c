@@ -39,6 +39,16 @@ static size_t warp_smem(const se_coop_tables *tab, int stage, int stage_ev) {
   return se_coop_warp_smem(tab->max_slots, tab->lanes, stage, batches_at(tab->lanes, stage_ev));
 }
 
+/* se_coop_estimate of the plans tab with the ring of staged records; 0 where a warp's shared
+ * memory exceeds a block's (smem_block) or its multiprocessor's. */
+static double estimate(const struct se_neurons *e, const se_coop_tables *tab, int stage,
+                       int stage_ev, int smem_block, int smem_sm) {
+  if (warp_smem(tab, stage, stage_ev) > (size_t)smem_block)
+    return 0.0;
+  return se_coop_estimate(e, tab, (size_t)smem_sm,
+                          se_coop_ring_bytes(tab->lanes, stage, batches_at(tab->lanes, stage_ev)));
+}
+
 int se_neurons_coop_attach(const struct se_neurons *e, int device, se_neurons_device *d,
                            se_coop_device *cp, se_error *err) {
   int smem_block = 0, smem_sm = 0;
@@ -51,23 +61,17 @@ int se_neurons_coop_attach(const struct se_neurons *e, int device, se_neurons_de
   se_coop_tables tab = {0};
   const int stage = env_flag("SE_COOP_STAGE", SE_COOP_STAGE_DEFAULT),
             stage_ev = env_flag("SE_COOP_STAGE_EV", SE_COOP_STAGE_EV_DEFAULT);
-  const char *cap = getenv("SE_COOP_CAP"), *env = getenv("SE_COOP_LANES"),
-             *short_env = getenv("SE_COOP_SHORT");
+  const char *cap = getenv("SE_COOP_CAP"), *env = getenv("SE_COOP_LANES");
   const int forced = env && *env ? atoi(env) : 0, cap_percent = cap ? atoi(cap) : 0;
-  const int short_path = short_env && *short_env ? atoi(short_env) != 0 : SE_COOP_SHORT_AUTO;
+  const int short_path = env_flag("SE_COOP_SHORT", SE_COOP_SHORT_AUTO);
   /* unless forced: 4 or 8 threads per cell, the faster by se_coop_estimate among those whose
    * cells fit in a block's shared memory (else 8, and the error below) */
   int rc = se_coop_build(e, &st, forced ? forced : 4, cap_percent, short_path, &tab, err);
   if (rc == SE_OK && !forced) {
     se_coop_tables eight;
     rc = se_coop_build(e, &st, 8, cap_percent, short_path, &eight, err);
-    const double t4 = warp_smem(&tab, stage, stage_ev) <= (size_t)smem_block
-                          ? se_coop_estimate(e, &tab, (size_t)smem_sm,
-                                             se_coop_ring_bytes(4, stage, batches_at(4, stage_ev)))
-                          : 0.0,
-                 t8 = rc == SE_OK ? se_coop_estimate(e, &eight, (size_t)smem_sm,
-                                                     se_coop_ring_bytes(8, stage,
-                                                                        batches_at(8, stage_ev)))
+    const double t4 = estimate(e, &tab, stage, stage_ev, smem_block, smem_sm),
+                 t8 = rc == SE_OK ? estimate(e, &eight, stage, stage_ev, smem_block, smem_sm)
                                   : 0.0;
     if (rc == SE_OK && (t4 <= 0.0 || (t8 > 0.0 && t8 < t4))) {
       se_coop_free(&tab);
@@ -113,14 +117,13 @@ int se_neurons_coop_attach(const struct se_neurons *e, int device, se_neurons_de
   cp->stage = stage;
   cp->stage_short = stage_short;
   cp->stage_ev = stage_ev;
-  if (rc == SE_OK && getenv("SE_COOP_VERBOSE"))
+  if (rc == SE_OK && getenv("SE_COOP_VERBOSE")) {
     fprintf(stderr,
             "coop: v copies %s, hh state loads %s, records in shared memory (else registers): "
             "phase 1b %s, phases 0 and 3b %s, events %s\n",
             cp->v_wide ? "16 B by the warp (cg)" : "8 B per thread (ca)",
             cp->state_l2 ? "past the L1 (cg)" : "through the L1", stage ? "yes" : "no",
             stage_short ? "yes" : "no", stage_ev ? "yes" : "no");
-  if (rc == SE_OK && getenv("SE_COOP_VERBOSE"))
     for (int32_t m = 0; m < tab.n_morph; m++)
       if (tab.morph[m].steps > 0)
         fprintf(stderr,
@@ -132,6 +135,7 @@ int se_neurons_coop_attach(const struct se_neurons *e, int device, se_neurons_de
                 se_coop_warp_smem(tab.morph[m].slots, tab.lanes, stage,
                                   batches_at(tab.lanes, stage_ev)),
                 tab.morph[m].plain ? "on" : "off");
+  }
   se_coop_free(&tab);
   SE_TRY(rc);
   /* the device's limit: the attribute is per kernel, and engines of other sizes launch it too */
