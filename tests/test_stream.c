@@ -93,10 +93,10 @@ static void build_model(se_neuron_model *m) {
 }
 
 /* A host run: fused2's reference with a stack depth and accumulator placement, or (coop: threads
- * per cell) the coop kernel's host model (neurons_coop.c; stack_rows: its cap_percent, onchip:
- * its short_path). */
+ * per cell) the coop kernel's host model (neurons_coop.c) with plans built for cap_percent and
+ * short_path (se_coop_build). */
 typedef struct config {
-  int width, stack_rows, onchip, coop;
+  int width, stack_rows, onchip, coop, cap_percent, short_path;
 } config;
 
 static void run_config(se_test_state *st, const se_neuron_model *m, config cfg) {
@@ -119,7 +119,7 @@ static void run_config(se_test_state *st, const se_neuron_model *m, config cfg) 
   }
   se_coop_tables ctab = {0};
   if (cfg.coop &&
-      se_coop_build(b, &tab, cfg.coop, cfg.stack_rows, cfg.onchip, &ctab, &err) != SE_OK) {
+      se_coop_build(b, &tab, cfg.coop, cfg.cap_percent, cfg.short_path, &ctab, &err) != SE_OK) {
     fprintf(stderr, "%s\n", err.message);
     exit(1);
   }
@@ -211,7 +211,7 @@ static void run_config(se_test_state *st, const se_neuron_model *m, config cfg) 
     printf("coop model, %d threads per cell, width %2d, cap %3d%%: max |dv| %.3g mV, gates "
            "%.3g, %lld spikes (cpu %lld), max |dt| %.3g ms; fused2's model: %lld of %lld "
            "compartment-steps differ in a bit; short path in %d of %d plans\n",
-           cfg.coop, cfg.width, cfg.stack_rows, max_dv, max_gate, (long long)spikes_b,
+           cfg.coop, cfg.width, cfg.cap_percent, max_dv, max_gate, (long long)spikes_b,
            (long long)spikes_a, max_dt, (long long)not_bitwise, (long long)compared, plain,
            planned);
   else
@@ -222,7 +222,7 @@ static void run_config(se_test_state *st, const se_neuron_model *m, config cfg) 
   SE_EXPECT(st, not_bitwise == 0 && (!cfg.coop || compared > 0),
             "coop vs fused2 model: %lld of %lld compartment-steps differ", (long long)not_bitwise,
             (long long)compared);
-  SE_EXPECT(st, !cfg.coop || cfg.onchip != 1 || plain > 0,
+  SE_EXPECT(st, !cfg.coop || cfg.short_path != 1 || plain > 0,
             "coop: the short path forced on, taken in no plan");
   SE_EXPECT(st, max_dv <= 1e-7, "max voltage difference %g mV", max_dv);
   SE_EXPECT(st, max_gate <= 1e-9, "max gate difference %g after finish", max_gate);
@@ -388,9 +388,15 @@ int main(void) {
   se_neuron_model m;
   build_model(&m);
   check_tables(&st, &m);
-  const config configs[] = {{8, 100000, 1, 0}, {8, 0, 0, 0}, {1, 5, 1, 0}, {3, 40, 0, 0},
-                            {32, 60, 1, 0},    {32, 0, 1, 0}, {32, 0, 1, 4}, {3, 100, 0, 8},
-                            {8, 0, SE_COOP_SHORT_AUTO, 2}};
+  const config configs[] = {{.width = 8, .stack_rows = 100000, .onchip = 1},
+                            {.width = 8},
+                            {.width = 1, .stack_rows = 5, .onchip = 1},
+                            {.width = 3, .stack_rows = 40},
+                            {.width = 32, .stack_rows = 60, .onchip = 1},
+                            {.width = 32, .onchip = 1},
+                            {.width = 32, .coop = 4, .short_path = 1},
+                            {.width = 3, .coop = 8, .cap_percent = 100},
+                            {.width = 8, .coop = 2, .short_path = SE_COOP_SHORT_AUTO}};
   for (size_t k = 0; k < sizeof configs / sizeof configs[0]; k++)
     run_config(&st, &m, configs[k]);
   if (se_gpu_count() > 0) {
