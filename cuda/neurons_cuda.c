@@ -68,8 +68,9 @@ void se_neurons_cuda_bytes_estimate(int64_t *per_compartment, int64_t *per_cell,
    * byte, the cell index and the branch plan's g (61 B) and pads about 1% of its slots for
    * populations of thousands of cells: 125 B, bound 144. */
   *per_compartment = 144;
-  /* the spike buffers (DRAIN_STEPS entries of time and cell), the root voltage before the
-   * step, the lane's cell and its clamp pointer */
+  /* the spike buffers (DRAIN_STEPS entries of time and cell), then 64 B: the root voltage
+   * before the step, the lane's cell and its clamp pointer (24 B) and 40 B of slack for the
+   * allocations' rounding */
   *per_cell = DRAIN_STEPS * (int64_t)(sizeof(double) + sizeof(int64_t)) + 3 * 8 + 40;
   /* the 11 constants, parent and hh flag (93 B); fused2's table (sizeof(se_stream_row), 48 B);
    * coop's row records (64 B per thread step, steps padded up to 1.5x the rows), hh records
