@@ -13,6 +13,7 @@
  * separate multiply and add only up to one rounding per term). */
 #include <stdint.h>
 
+#include "async_copy.cuh"
 #include "tdbem_kernels.h"
 
 namespace {
@@ -112,33 +113,26 @@ __global__ void __launch_bounds__(WARPS * 32) fb_kernel(se_tdbem_kernel_args a) 
 }
 
 /* cp.async of 16 bytes global -> shared (bypassing L1) to a 32-bit shared address or a generic
- * pointer, its commit and its wait (the number of groups allowed to stay pending is an
- * immediate). */
+ * pointer to any type (commits and waits: copy_commit, copy_wait<N> of cuda/async_copy.cuh). */
 __device__ __forceinline__ void cp_async16_s(unsigned dst, const void *src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
 }
 __device__ __forceinline__ void cp_async16(void *dst, const void *src) {
   cp_async16_s((unsigned)__cvta_generic_to_shared(dst), src);
 }
-__device__ __forceinline__ void cp_async_commit() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-template <int P> __device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(P) : "memory");
-}
 /* Waits until at most `pending` groups are in flight, rounded down to 6, 4, 2, 1 or 0 (waiting
  * for a little more than needed keeps the branch short). */
 __device__ __forceinline__ void cp_async_wait_pending(int pending) {
   if (pending >= 6)
-    cp_async_wait<6>();
+    copy_wait<6>();
   else if (pending >= 4)
-    cp_async_wait<4>();
+    copy_wait<4>();
   else if (pending >= 2)
-    cp_async_wait<2>();
+    copy_wait<2>();
   else if (pending >= 1)
-    cp_async_wait<1>();
+    copy_wait<1>();
   else
-    cp_async_wait<0>();
+    copy_wait<0>();
 }
 
 /* The window of one record header in registers: g[t] = a~ at x = lane + 32 t (x < min(len,
@@ -215,7 +209,7 @@ __global__ void __launch_bounds__(WARPS * 32) cb_kernel(se_tdbem_kernel_args a) 
         if (off < run_len)
           cp_async16(ring + (off & MASK), src + off);
       }
-      cp_async_commit();
+      copy_commit();
       issued += GROUP;
       groups++;
     }
@@ -505,7 +499,7 @@ __global__ void __launch_bounds__(WARPS * 32, NG <= 8 ? 8 : 4)
       const unsigned dst = ((unsigned)(issued + 16 * lane) & (unsigned)MASK) | ring;
       cp_async16_s(dst, src);
       cp_async16_s(dst + 512, src + 512);
-      cp_async_commit();
+      copy_commit();
       issued += GROUP;
       src += GROUP;
       groups++;
@@ -516,11 +510,11 @@ __global__ void __launch_bounds__(WARPS * 32, NG <= 8 ? 8 : 4)
   auto wait_for = [&](int need) {
     const int pending = groups - (int)(((unsigned)need + GROUP - 1) / GROUP);
     if (pending >= 2)
-      cp_async_wait<2>();
+      copy_wait<2>();
     else if (pending == 1)
-      cp_async_wait<1>();
+      copy_wait<1>();
     else
-      cp_async_wait<0>();
+      copy_wait<0>();
     __syncwarp();
   };
   auto at = [&](unsigned off) { return (off & (unsigned)MASK) | ring; };
