@@ -474,13 +474,15 @@ SE_HD inline void coop_back_load(const CoopArgs &a, const int4 op[COOP_CH], int 
 }
 
 // Backward steps of a chunk from its loads (to which the root cells below each row are added
-// first): rows leave (h, g) in their cells and send
-// ((u l) / d', u g) to their parent (registers, the parent's cell or a root cell). No branch on
+// first): rows leave (h, g) in their cells and send ((u l) / d', u g) to their parent: to the
+// parent's cell or a root cell, or, when the parent is the lane's next row, as the factors
+// cy = (u l, 1 / d', u, g) in registers, which the parent takes in fused multiply-adds (its
+// pivot and right-hand side then wait on one FP64 operation of the previous row). No branch on
 // the table but CF_ROOTS, the same in every lane: an idle entry computes on row 0's values and
 // writes the discard cell.
 template <int G>
 SE_HD inline void coop_back_steps(const CoopArgs &a, CoopBackLoads &b, int lane,
-                                  double *cells, double &cd, double &cr) {
+                                  double *cells, double cy[4]) {
   double *cg = cells + 2 * (lane % G);
   const int zero = 16 * G * a.zero;
   // the roots below each row (written at lower levels, in earlier chunks)
@@ -503,27 +505,36 @@ SE_HD inline void coop_back_steps(const CoopArgs &a, CoopBackLoads &b, int lane,
     const int4 o = b.op[kk];
     // after the previous step's stores (a sibling's add); a first contribution adds to 0
     const double2 t_old = cell_load(at(cg, (o.y & CF_INIT) ? zero : o.z));
-    const double ad = cd + b.a0[kk], ar = cr + b.a1[kk];
     const double ul = b.uu[kk] * b.ll[kk]; // off the dependency chain
-    const double r = recip(b.dd[kk] - ad);
-    const double h = b.ll[kk] * r, gg = (b.rr[kk] - ar) * r;
+    // the carried contribution of the previous row enters as a fused multiply-add of its
+    // factors; the negation on the factor that is not selected (a free DFMA operand modifier)
+    const double piv = fma(cy[0], -cy[1], b.dd[kk] - b.a0[kk]);
+    const double rhs = fma(cy[2], -cy[3], b.rr[kk] - b.a1[kk]);
+    const double r = recip(piv);
+    const double h = b.ll[kk] * r, gg = rhs * r;
     cell_store(at(cg, o.x), h, gg);
     const double nd = ul * r, nr = b.uu[kk] * gg;
     cell_store(at(cg, o.z), t_old.x + nd, t_old.y + nr);
     const bool carry = (o.y & CF_CARRY) != 0;
-    cd = carry ? nd : 0.0;
-    cr = carry ? nr : 0.0;
+    cy[0] = carry ? ul : 0.0;
+    cy[1] = r;
+    cy[2] = carry ? b.uu[kk] : 0.0;
+    cy[3] = gg;
   }
 }
 
-// (h, g) of the rows of a forward chunk (backward chunk entries op, last step first).
+// (h, g) of the rows of a forward chunk (backward chunk entries op, last step first); row 0's h
+// as 0 (its x_p is the zero cell), so that x = g - h x_p needs no test on the x chain.
 template <int G>
 SE_HD inline void coop_fwd_hg(const int4 op[COOP_CH], int lane, const double *cells,
                               double2 hg[COOP_CH]) {
   const double *cg = cells + 2 * (lane % G);
   SE_UNROLL
-  for (int kk = 0; kk < COOP_CH; kk++)
+  for (int kk = 0; kk < COOP_CH; kk++) {
     hg[kk] = cell_load(at(cg, op[COOP_CH - 1 - kk].x));
+    if (op[COOP_CH - 1 - kk].y & CF_TOP)
+      hg[kk].x = 0.0; // x_0 = g_0 - 0 x (zero cell) whatever l_0 is
+  }
 }
 
 // Forward steps of chunk c (backward chunk nc - 1 - c, last step first): x_i = g_i - h_i
@@ -560,7 +571,7 @@ SE_HD inline void coop_fwd(const CoopArgs &a, const int4 *steps, const uint32_t 
   for (int kk = 0; kk < COOP_CH; kk++) {
     const int4 o = o_run[kk];
     const double xp = (o.y & CF_CARRY) ? xc : xq[kk];
-    const double x = (o.y & CF_TOP) ? hg_run[kk].y : hg_run[kk].y - hg_run[kk].x * xp;
+    const double x = fma(-hg_run[kk].x, xp, hg_run[kk].y); // row 0: h 0, x_p the zero cell
     at(cg, o.x)[1] = x;
     if (live && !(o.y & CF_IDLE))
       *reinterpret_cast<double *>(X + go[kk]) = x;
@@ -607,7 +618,7 @@ template <int G, int ST, bool W16, bool ISSUE>
 __device__ inline void coop_back_chunk(const CoopArgs &a, const int4 *steps, const uint32_t *goff,
                                        const CoopPieces<G, ST, W16> &pc, int c, int nc, int lane,
                                        double *stage, double *cells, int4 op[COOP_CH],
-                                       double &cd, double &cr) {
+                                       double cy[4]) {
   const int j = lane / G;
   copy_wait<ST - 1>();
   __syncwarp(); // chunk c has landed (every lane's copies)
@@ -616,7 +627,7 @@ __device__ inline void coop_back_chunk(const CoopArgs &a, const int4 *steps, con
   coop_ops<G>(steps, ISSUE || c + 1 < nc ? c + 1 : nc - 1, j, op);
   __syncwarp(); // every lane has read chunk c's stage
   coop_issue<G, ST, W16>(pc, goff, c + ST, j, stage, ISSUE);
-  coop_back_steps<G>(a, b, lane, cells, cd, cr);
+  coop_back_steps<G>(a, b, lane, cells, cy);
 }
 
 template <int G, int ST, bool W16>
@@ -653,16 +664,14 @@ __global__ void __launch_bounds__(512) k_coop(CoopArgs a) {
   double2 hg[COOP_CH];
   coop_ops<G>(steps, 0, j, op);
   for (int64_t round = 0; round < rounds; round++) {
-    double cd = 0.0, cr = 0.0, xc = 0.0;
+    double cy[4] = {0.0, 0.0, 0.0, 0.0}, xc = 0.0;
     // the chunks whose stage takes chunk c + ST (unrolled by 2, so that the entries read ahead
     // alternate between two sets of registers instead of being moved), then the last ST
 #pragma unroll 2
     for (int c = 0; c < nc - ST; c++)
-      coop_back_chunk<G, ST, W16, true>(a, steps, goff, pc, c, nc, lane, stage, cells, op, cd,
-                                        cr);
+      coop_back_chunk<G, ST, W16, true>(a, steps, goff, pc, c, nc, lane, stage, cells, op, cy);
     for (int c = nc > ST ? nc - ST : 0; c < nc; c++)
-      coop_back_chunk<G, ST, W16, false>(a, steps, goff, pc, c, nc, lane, stage, cells, op, cd,
-                                         cr);
+      coop_back_chunk<G, ST, W16, false>(a, steps, goff, pc, c, nc, lane, stage, cells, op, cy);
     coop_fwd_hg<G>(op, lane, cells, hg);
     char *X = reinterpret_cast<char *>(a.rhs + coop_base(a, s0) + g);
     const bool live = k0 + round * warps < groups && g < coop_valid(a, s0, G);
@@ -730,7 +739,7 @@ template <int G, int ST, bool W16> void coop_emulate_t(const CoopArgs &a) {
   }
   for (int64_t k = 0; k < groups; k++) {
     std::fill(sm.begin() + Sh::STAGE, sm.end(), __builtin_nan(""));
-    double cd[32] = {}, cr[32] = {}, xc[32] = {};
+    double cy[32][4] = {}, xc[32] = {};
     for (int lane = 0; lane < 32; lane++)
       coop_zero<G>(a, lane, cells);
     for (int c = 0; c < nc; c++) {
@@ -740,7 +749,7 @@ template <int G, int ST, bool W16> void coop_emulate_t(const CoopArgs &a) {
       }
       for (int lane = 0; lane < 32; lane++) {
         coop_issue<G, ST, W16>(pc[lane], a.goff, c + ST, lane / G, stage, c + ST < nc);
-        coop_back_steps<G>(a, b[lane], lane, cells, cd[lane], cr[lane]);
+        coop_back_steps<G>(a, b[lane], lane, cells, cy[lane]);
       }
     }
     for (int lane = 0; lane < 32; lane++)

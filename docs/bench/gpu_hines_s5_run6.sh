@@ -7,8 +7,8 @@
 #                fma(-u, g, rhs - a) (carry (u l, r, u, g), not the products), d - a and
 #                rhs - a off the chain
 #   CUT_IDLE  4  forward: the idle test on the entry's sign bit (one compare)
-# NOT RUN in session 5 (the device budget was below the helper's limit when the kernel was
-# ready). To run it: apply docs/bench/gpu_hines_s5_run6_switch.patch to cuda/hines_coop.cu
+# Not run in session 5 (no device budget left); run in session 6 (docs/gpu-hines.md,
+# "Session 5, run 6"; cuts 1 and 2 kept). To run it again: apply docs/bench/gpu_hines_s5_run6_switch.patch to cuda/hines_coop.cu
 # (commit 20c7c1e; the three cuts behind a temporary switch), and put the committed file next to
 # it (`git show HEAD:cuda/hines_coop.cu > cuda/hines_coop_head_b4.txt`, an untracked file to
 # delete after the call); one call, timeout 120 s (a fresh machine builds everything first).
