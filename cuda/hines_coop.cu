@@ -280,6 +280,12 @@ int coop_build(const int32_t *parent, int32_t n, int L, CoopTree *t, se_error *e
     else
       t->upper_rows++;
   }
+  // row 0, the last row of the last level (its only subtree), is in the last chunk: the forward
+  // sweep tests CF_TOP only in its first chunk
+  const int top_step = start[level[0]] + next[(size_t)level[0] * L + lane[0]] - 1;
+  if (top_step / COOP_CH != t->MB / COOP_CH - 1)
+    SE_FAIL(err, SE_ERR_UNSUPPORTED, "COOP plan: row 0 at step %d of %d, not in the last chunk",
+            top_step, t->MB);
   return SE_OK;
 }
 
@@ -354,7 +360,6 @@ struct CoopArgs {
 
 // G systems per warp (L = 32 / G lanes per system), ST pipeline stages, W16 16-byte copies.
 template <int G, int ST, bool W16> struct CoopShape {
-  static constexpr int L = 32 / G;
   static constexpr int PB = W16 ? 2 : 1;   // doubles per copy piece
   static constexpr int PR = G / PB;        // pieces per row of one array
   static constexpr int NR = 4 * PR / G;    // pieces per lane and step: 2 (16 B) or 4 (8 B)
@@ -401,6 +406,34 @@ SE_HD inline void coop_pieces(const CoopArgs &a, int lane, int64_t b0, int nvali
   }
 }
 
+// The table offsets (row x stride x 8) of chunk c's two steps in bin j.
+template <int G> SE_HD inline uint2 coop_goff(const uint32_t *goff, int c, int j) {
+  constexpr int L = 32 / G;
+  static_assert(COOP_CH == 2, "a chunk's table offsets are one uint2");
+  return *reinterpret_cast<const uint2 *>(goff + (c * L + j) * COOP_CH);
+}
+
+// The copies of a chunk with offsets off2 into stage st (no commit).
+template <int G, int ST, bool W16>
+SE_HD inline void coop_issue_at(const CoopPieces<G, ST, W16> &pc, uint2 off2, int st,
+                                double *stage) {
+  typedef CoopShape<G, ST, W16> Sh;
+  double *sst = stage + st * COOP_CH * Sh::SW + pc.dst;
+  SE_UNROLL
+  for (int kk = 0; kk < COOP_CH; kk++) {
+    const uint32_t off = kk ? off2.y : off2.x; // 8 n rs < 2^32
+    SE_UNROLL
+    for (int r = 0; r < Sh::NR; r++) {
+      double *dst = sst + kk * Sh::SW + r * (Sh::SW / Sh::NR);
+      const double *src = reinterpret_cast<const double *>(pc.src[r] + off);
+      if (W16)
+        copy16_async(dst, src);
+      else
+        copy8_async(dst, src);
+    }
+  }
+}
+
 // Copies the inputs of chunk c into its stage (c % ST) when `copies` (c is a chunk of the
 // table): per step one table offset (the lane's bin's row x stride x 8), NR whole pieces. No
 // branch on the table: an idle row copies row 0. Without copies (a chunk past the last) it
@@ -408,25 +441,8 @@ SE_HD inline void coop_pieces(const CoopArgs &a, int lane, int64_t b0, int nvali
 template <int G, int ST, bool W16>
 SE_HD inline void coop_issue(const CoopPieces<G, ST, W16> &pc, const uint32_t *goff, int c, int j,
                              double *stage, bool copies) {
-  typedef CoopShape<G, ST, W16> Sh;
-  if (copies) {
-    double *sst = stage + (c % ST) * COOP_CH * Sh::SW + pc.dst;
-    static_assert(COOP_CH == 2, "a chunk's table offsets are one uint2");
-    const uint2 off2 = *reinterpret_cast<const uint2 *>(goff + (c * Sh::L + j) * COOP_CH);
-    SE_UNROLL
-    for (int kk = 0; kk < COOP_CH; kk++) {
-      const uint32_t off = kk ? off2.y : off2.x; // 8 n rs < 2^32
-      SE_UNROLL
-      for (int r = 0; r < Sh::NR; r++) {
-        double *dst = sst + kk * Sh::SW + r * (Sh::SW / Sh::NR);
-        const double *src = reinterpret_cast<const double *>(pc.src[r] + off);
-        if (W16)
-          copy16_async(dst, src);
-        else
-          copy8_async(dst, src);
-      }
-    }
-  }
+  if (copies)
+    coop_issue_at<G, ST, W16>(pc, coop_goff<G>(goff, c, j), c % ST, stage);
   copy_commit();
 }
 
@@ -447,15 +463,14 @@ struct CoopBackLoads {
   double uu[COOP_CH], ll[COOP_CH], dd[COOP_CH], rr[COOP_CH], a0[COOP_CH], a1[COOP_CH];
 };
 
-// Loads of backward chunk c for lane j G + g (system g of the warp, bin j), whose table
-// entries op were read one chunk ahead (coop_ops). Everything a step reads is loaded here: a
-// step's stores never reach the next step's cells (its parent, when it is the next row, is
-// carried in registers; the bins of a level are disjoint subtrees), except a sibling's parent
-// cell (read in the step).
+// Loads of backward chunk c (in stage st = c % ST) for lane j G + g (system g of the warp, bin
+// j), whose table entries op were read one chunk ahead (coop_ops). Everything a step reads is
+// loaded here: a step's stores never reach the next step's cells (its parent, when it is the
+// next row, is carried in registers; the bins of a level are disjoint subtrees), except a
+// sibling's parent cell (read in the step).
 template <int G, int ST>
-SE_HD inline void coop_back_load(const CoopArgs &a, const int4 op[COOP_CH], int c, int lane,
+SE_HD inline void coop_back_load(const CoopArgs &a, const int4 op[COOP_CH], int st, int lane,
                                  const double *stage, double *cells, CoopBackLoads *b) {
-  const int st = c % ST;
   double *cg = cells + 2 * (lane % G); // cell c of the lane's system: at(cg, 16 G c)
   const int zero = 16 * G * a.zero;
   SE_UNROLL
@@ -486,7 +501,11 @@ SE_HD inline void coop_back_steps(const CoopArgs &a, CoopBackLoads &b, int lane,
   double *cg = cells + 2 * (lane % G);
   const int zero = 16 * G * a.zero;
   // the roots below each row (written at lower levels, in earlier chunks)
-  if (b.op[0].y & CF_ROOTS) {
+  bool roots = (b.op[0].y & CF_ROOTS) != 0;
+#ifdef __CUDA_ARCH__
+  roots = __any_sync(0xffffffffu, roots); // a uniform branch (no BSSY/BSYNC); n_roots 0 is a no-op
+#endif
+  if (roots) {
     SE_UNROLL
     for (int kk = 0; kk < COOP_CH; kk++) {
       const int n_roots = b.op[kk].y >> 20, first = (b.op[kk].y >> 8) & 0xfff;
@@ -523,16 +542,17 @@ SE_HD inline void coop_back_steps(const CoopArgs &a, CoopBackLoads &b, int lane,
   }
 }
 
-// (h, g) of the rows of a forward chunk (backward chunk entries op, last step first); row 0's h
-// as 0 (its x_p is the zero cell), so that x = g - h x_p needs no test on the x chain.
+// (h, g) of the rows of a forward chunk (backward chunk entries op, last step first); with top
+// (the first forward chunk, the only one that holds row 0: coop_build) row 0's h as 0 (its x_p is
+// the zero cell), so that x = g - h x_p needs no test on the x chain.
 template <int G>
 SE_HD inline void coop_fwd_hg(const int4 op[COOP_CH], int lane, const double *cells,
-                              double2 hg[COOP_CH]) {
+                              double2 hg[COOP_CH], bool top) {
   const double *cg = cells + 2 * (lane % G);
   SE_UNROLL
   for (int kk = 0; kk < COOP_CH; kk++) {
     hg[kk] = cell_load(at(cg, op[COOP_CH - 1 - kk].x));
-    if (op[COOP_CH - 1 - kk].y & CF_TOP)
+    if (top && (op[COOP_CH - 1 - kk].y & CF_TOP))
       hg[kk].x = 0.0; // x_0 = g_0 - 0 x (zero cell) whatever l_0 is
   }
 }
@@ -546,15 +566,14 @@ SE_HD inline void coop_fwd_hg(const int4 op[COOP_CH], int lane, const double *ce
 template <int G>
 SE_HD inline void coop_fwd(const CoopArgs &a, const int4 *steps, const uint32_t *goff, int c,
                            int lane, double *cells, char *X, bool live, double &xc,
-                           int4 op[COOP_CH], double2 hg[COOP_CH]) {
-  constexpr int L = 32 / G;
+                           int4 op[COOP_CH], double2 hg[COOP_CH], uint2 &go_ahead) {
   const int j = lane / G, nc = a.MB / COOP_CH, cb = nc - 1 - c;
   double *cg = cells + 2 * (lane % G);
   // Loads first, as in the backward chunk: a step's x reaches the next step through xc when it
   // is the next step's parent (the loaded cell value is then not used).
   int4 o_run[COOP_CH];
   double xq[COOP_CH];
-  const uint2 go2 = *reinterpret_cast<const uint2 *>(goff + (cb * L + j) * COOP_CH);
+  const uint2 go2 = go_ahead; // read one chunk ahead
   const uint32_t go[COOP_CH] = {go2.y, go2.x};
   SE_UNROLL
   for (int kk = 0; kk < COOP_CH; kk++) {
@@ -566,7 +585,9 @@ SE_HD inline void coop_fwd(const CoopArgs &a, const int4 *steps, const uint32_t 
   for (int kk = 0; kk < COOP_CH; kk++)
     hg_run[kk] = hg[kk];
   coop_ops<G>(steps, c + 1 < nc ? cb - 1 : 0, j, op);
-  coop_fwd_hg<G>(op, lane, cells, hg);
+  go_ahead = coop_goff<G>(goff, c + 1 < nc ? cb - 1 : 0, j);
+  // only the first forward chunk (read before the sweep) holds row 0 (coop_build)
+  coop_fwd_hg<G>(op, lane, cells, hg, false);
   SE_UNROLL
   for (int kk = 0; kk < COOP_CH; kk++) {
     const int4 o = o_run[kk];
@@ -623,10 +644,13 @@ __device__ inline void coop_back_chunk(const CoopArgs &a, const int4 *steps, con
   copy_wait<ST - 1>();
   __syncwarp(); // chunk c has landed (every lane's copies)
   CoopBackLoads b;
-  coop_back_load<G, ST>(a, op, c, lane, stage, cells, &b);
+  const int st = c % ST;
+  coop_back_load<G, ST>(a, op, st, lane, stage, cells, &b);
   coop_ops<G>(steps, ISSUE || c + 1 < nc ? c + 1 : nc - 1, j, op);
   __syncwarp(); // every lane has read chunk c's stage
-  coop_issue<G, ST, W16>(pc, goff, c + ST, j, stage, ISSUE);
+  if (ISSUE) // chunk c + ST into the stage just read: (c + ST) % ST = st
+    coop_issue_at<G, ST, W16>(pc, coop_goff<G>(goff, c + ST, j), st, stage);
+  copy_commit();
   coop_back_steps<G>(a, b, lane, cells, cy);
 }
 
@@ -672,7 +696,8 @@ __global__ void __launch_bounds__(512) k_coop(CoopArgs a) {
       coop_back_chunk<G, ST, W16, true>(a, steps, goff, pc, c, nc, lane, stage, cells, op, cy);
     for (int c = nc > ST ? nc - ST : 0; c < nc; c++)
       coop_back_chunk<G, ST, W16, false>(a, steps, goff, pc, c, nc, lane, stage, cells, op, cy);
-    coop_fwd_hg<G>(op, lane, cells, hg);
+    coop_fwd_hg<G>(op, lane, cells, hg, true); // the first forward chunk: row 0's h zeroed
+    uint2 go = coop_goff<G>(goff, nc - 1, j); // the x-store offsets, read one chunk ahead
     char *X = reinterpret_cast<char *>(a.rhs + coop_base(a, s0) + g);
     const bool live = k0 + round * warps < groups && g < coop_valid(a, s0, G);
     if (round + 1 < rounds) { // the stages are free: the next group's first chunks
@@ -684,7 +709,7 @@ __global__ void __launch_bounds__(512) k_coop(CoopArgs a) {
     }
     for (int c = 0; c < nc; c++) {
       __syncwarp(); // a level's x before the level below reads it
-      coop_fwd<G>(a, steps, goff, c, lane, cells, X, live, xc, op, hg);
+      coop_fwd<G>(a, steps, goff, c, lane, cells, X, live, xc, op, hg, go);
     }
   }
 }
@@ -731,6 +756,7 @@ template <int G, int ST, bool W16> void coop_emulate_t(const CoopArgs &a) {
   std::vector<CoopBackLoads> b(32);
   int4 op[32][COOP_CH];
   double2 hg[32][COOP_CH];
+  uint2 go[32];
   for (int lane = 0; lane < 32; lane++) {
     coop_pieces<G, ST, W16>(a, lane, coop_base(a, 0), coop_valid(a, 0, G), &pc[lane]);
     for (int c = 0; c < ST; c++)
@@ -744,7 +770,7 @@ template <int G, int ST, bool W16> void coop_emulate_t(const CoopArgs &a) {
       coop_zero<G>(a, lane, cells);
     for (int c = 0; c < nc; c++) {
       for (int lane = 0; lane < 32; lane++) {
-        coop_back_load<G, ST>(a, op[lane], c, lane, stage, cells, &b[lane]);
+        coop_back_load<G, ST>(a, op[lane], c % ST, lane, stage, cells, &b[lane]);
         coop_ops<G>(a.steps, c + 1 < nc ? c + 1 : nc - 1, lane / G, op[lane]);
       }
       for (int lane = 0; lane < 32; lane++) {
@@ -752,8 +778,10 @@ template <int G, int ST, bool W16> void coop_emulate_t(const CoopArgs &a) {
         coop_back_steps<G>(a, b[lane], lane, cells, cy[lane]);
       }
     }
-    for (int lane = 0; lane < 32; lane++)
-      coop_fwd_hg<G>(op[lane], lane, cells, hg[lane]);
+    for (int lane = 0; lane < 32; lane++) {
+      coop_fwd_hg<G>(op[lane], lane, cells, hg[lane], true);
+      go[lane] = coop_goff<G>(a.goff, nc - 1, lane / G);
+    }
     const int64_t s0 = k * G, next = (k + 1) * G;
     char *X = reinterpret_cast<char *>(a.rhs + coop_base(a, s0));
     for (int lane = 0; lane < 32 && k + 1 < groups; lane++) {
@@ -764,7 +792,7 @@ template <int G, int ST, bool W16> void coop_emulate_t(const CoopArgs &a) {
     for (int c = 0; c < nc; c++)
       for (int lane = 0; lane < 32; lane++)
         coop_fwd<G>(a, a.steps, a.goff, c, lane, cells, X + 8 * (lane % G),
-                    lane % G < coop_valid(a, s0, G), xc[lane], op[lane], hg[lane]);
+                    lane % G < coop_valid(a, s0, G), xc[lane], op[lane], hg[lane], go[lane]);
   }
 }
 
