@@ -3,9 +3,9 @@
 // j * G + c), every intermediate of the step in shared memory. fused2's per-row arithmetic
 // (neurons_stream.h) on the same values in the same order; the host model se_coop_reference_step
 // performs the same phases. Each phase loads the plan records of its coming steps while a step
-// computes: through a ring in shared memory (cp.async; phase 1b by SE_COOP_STAGE, phases 0, 3b and
-// the events by SE_COOP_STAGE_SHORT and SE_COOP_STAGE_EV) or into register rings.
-// Measured: docs/gpu.md "coop measured".
+// computes: phase 1b and the events through a ring in shared memory (cp.async), phases 0 and 3b
+// through it too by stage_short (else register rings), the hh phase 1a one step ahead in
+// registers. Measured: docs/gpu.md "coop measured".
 #include <type_traits>
 
 #include "async_copy.cuh"
@@ -20,6 +20,11 @@ __device__ __forceinline__ double2 ld_d2(const se_coop_chunk *p) {
 }
 __device__ __forceinline__ int4 ld_i4(const se_coop_chunk *p) {
   return __ldg(reinterpret_cast<const int4 *>(p));
+}
+// A chunk as the double pointer the copies of async_copy.cuh take.
+__device__ __forceinline__ double *dbl(se_coop_chunk *p) { return reinterpret_cast<double *>(p); }
+__device__ __forceinline__ const double *dbl(const se_coop_chunk *p) {
+  return reinterpret_cast<const double *>(p);
 }
 
 // A cell's shared-memory slot at byte offset off (the records' offsets) from its slot 0, base.
@@ -43,13 +48,14 @@ struct ev_rec {
   int4 q1, q2, q3;
 };
 
-// The rings of phases 1b, 2 and 3a: R entries, the records of the next R - 1 steps in flight while
-// a step computes (they come from the L2, a few hundred cycles); phases 0 and 3b, whose steps are
-// short, R2. The loops are unrolled as many times as the ring has entries, so a step's ring index
-// is a constant and the load of step k + R - 1 goes to the entry of step k - 1: no register
-// moves. Steps and events are multiples of R and the tables padded (neurons_coop.h): no test of a
-// range's end (phases 0 and 3b: one per 2 R steps), no clamp of the loads ahead.
-constexpr int R = SE_COOP_RING, R2 = 2 * SE_COOP_RING; // R2: the short steps of phases 0, 3b
+// Phase 1b stages its records R - 1 steps ahead through a ring of R steps in shared memory. Where
+// phases 0 and 3b do not stage theirs (stage_short off), each keeps the records of its next R2 - 1
+// steps in a register ring of R2 entries, its loop unrolled R2 times so that a step's ring index
+// is a constant and the load of step k + R2 - 1 goes to the entry of step k - 1 (no register
+// moves). Steps and events are multiples of R and the row tables padded (neurons_coop.h): no test
+// of a range's end (phases 0 and 3b: one per R steps staged, 2 R in registers), no clamp of the
+// loads ahead.
+constexpr int R = SE_COOP_RING, R2 = 2 * SE_COOP_RING;
 
 template <int L>
 __global__ void __launch_bounds__(32, SE_COOP_MAX_WARPS_PER_SM)
@@ -79,16 +85,15 @@ __global__ void __launch_bounds__(32, SE_COOP_MAX_WARPS_PER_SM)
   // the ring of staged records after the slots: phase 1b's, then in turn phase 3b's, the events'
   // and phase 0's batches (se_coop_warp_smem)
   se_coop_chunk *const ring = reinterpret_cast<se_coop_chunk *>(smem + (int64_t)cp.slots * G);
-  // SE_COOP_STAGE_SHORT: the records of phases 0 and 3b staged in batches of G steps through 3
-  // batches of the ring (2 batches ahead; cp.async groups complete in order, where a register
-  // ring's loads share one scoreboard and a step waits for the loads it has just issued): lane
-  // (j, c) copies chunk q of thread j's step b G + c (down: counted from the last step), entry
+  // stage_short: the records of phases 0 and 3b staged in batches of G steps through 3 batches of
+  // the ring (2 batches ahead; cp.async groups complete in order, where a register ring's loads
+  // share one scoreboard and a step waits for the loads it has just issued): lane (j, c) copies
+  // chunk q of thread j's step b G + c (down: counted from the last step), entry
   // (b % 3) 32 + c L + j; a commit group per batch, empty past the end
   auto stage_rows = [&](int b, int q, bool down) {
     const int kk = b * G + c, k = down ? steps_w - 1 - kk : kk;
     if (kk < steps_w)
-      copy16_async(reinterpret_cast<double *>(ring + (b % 3) * 32 + c * L + j),
-                   reinterpret_cast<const double *>(rec + (4 * k + q) * L));
+      copy16_async(dbl(ring + (b % 3) * 32 + c * L + j), dbl(rec + (4 * k + q) * L));
     copy_commit();
   };
 
@@ -111,7 +116,8 @@ __global__ void __launch_bounds__(32, SE_COOP_MAX_WARPS_PER_SM)
     for (int k = 0; k < nj; k++, vk -= W, sk += 32 * sizeof(double))
       asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(sk), "l"(vk) : "memory");
   }
-  // the first hh step (1a), loaded while the copies are in flight
+  // the first hh step (1a), loaded while the copies are in flight: its record, then its row's
+  // state past the L1 (ld.global.cg), which it leaves to the plan's records
   const se_coop_chunk *const hrec = cp.hh + mo->hh + j; // chunk q of hh step k: hrec[(5k + q) L]
   const int hsteps = on ? mo->hh_steps : 0;
   auto load_hh = [&](int k) {
@@ -125,17 +131,10 @@ __global__ void __launch_bounds__(32, SE_COOP_MAX_WARPS_PER_SM)
     r.v = r.m = r.h = r.n = 0.0;
     if (r.q4.x >= 0) {
       const int64_t o = (int64_t)r.q4.x * W;
-      if (cp.state_l2) { // past the L1 (ld.global.cg): it keeps the plan's records
-        r.v = __ldcg(V + o);
-        r.m = __ldcg(Mg + o);
-        r.h = __ldcg(Hg + o);
-        r.n = __ldcg(Ng + o);
-      } else {
-        r.v = V[o];
-        r.m = Mg[o];
-        r.h = Hg[o];
-        r.n = Ng[o];
-      }
+      r.v = __ldcg(V + o);
+      r.m = __ldcg(Mg + o);
+      r.h = __ldcg(Hg + o);
+      r.n = __ldcg(Ng + o);
     }
     return r;
   };
@@ -229,9 +228,6 @@ __global__ void __launch_bounds__(32, SE_COOP_MAX_WARPS_PER_SM)
   // the pushes (the dump slot where none); where the plan marks PLAIN rows, a short path for
   // them (a loop of its own: the compiler predicates short paths, and a morphology without PLAIN
   // rows would pay for it at every step) ----
-  auto load_row = [&](const se_coop_chunk *q) { // q: chunk 0 of the step
-    return row_rec{ld_d2(q), ld_i4(q + L), ld_i4(q + 2 * L)};
-  };
   // one step of a range: row record r, the row's slot y, the push (cb, cd) to the next row
   auto eliminate_row = [&](const row_rec &r, double *y, double &cb, double &cd, auto with_plain) {
     const uint32_t meta = (uint32_t)r.q1.w;
@@ -262,27 +258,11 @@ __global__ void __launch_bounds__(32, SE_COOP_MAX_WARPS_PER_SM)
     A = (meta & SE_STREAM_FIRST) ? el.push_b : A + el.push_b;
     D = (meta & SE_STREAM_DFIRST) ? el.push_d : D + el.push_d;
   };
-  // the records in a register ring, R - 1 steps ahead
+  // the records staged through a ring of R steps in shared memory (cp.async, R - 1 steps ahead:
+  // its groups complete in order, where a register ring's loads share one scoreboard and a step
+  // waits for the loads it has just issued), read one step ahead; cell 0's thread j copies range
+  // j's records, which the G cells share
   auto eliminate_ranges = [&](auto with_plain) {
-    const se_coop_chunk *p1 = rec; // chunk 0 of step k0 + u at p1[4 u L]
-    row_rec r1[R];
-#pragma unroll
-    for (int u = 0; u < R - 1; u++)
-      r1[u] = load_row(p1 + 4 * u * L);
-    double cb = 0.0, cd = 0.0, *y1 = Sj;
-    for (int k0 = 0; k0 < steps; k0 += R, p1 += 4 * R * L, y1 += R * 32) {
-#pragma unroll
-      for (int u = 0; u < R; u++) {
-        r1[(u + R - 1) % R] = load_row(p1 + 4 * (u + R - 1) * L);
-        eliminate_row(r1[u], y1 + u * 32, cb, cd, with_plain);
-      }
-    }
-  };
-  // SE_COOP_STAGE: the records staged through a ring of R steps in shared memory (cp.async, R - 1
-  // steps ahead: its groups complete in order, where the register ring's loads share one
-  // scoreboard and a step waits for the loads it has just issued), read one step ahead; cell 0's
-  // thread j copies range j's records, which the G cells share
-  auto eliminate_ranges_staged = [&](auto with_plain) {
     const unsigned on_mask = __ballot_sync(0xFFFFFFFFu, on);
     const se_coop_chunk *p1 = rec; // chunk 0 of step k at p1 + 4 k L
     // chunk q of step k's record of thread j: ring[((k % R) * 3 + q) L + j]
@@ -292,8 +272,7 @@ __global__ void __launch_bounds__(32, SE_COOP_MAX_WARPS_PER_SM)
         const se_coop_chunk *src = p1 + 4 * k * L;
 #pragma unroll
         for (int q = 0; q < 3; q++)
-          copy16_async(reinterpret_cast<double *>(dst + q * L),
-                       reinterpret_cast<const double *>(src + q * L));
+          copy16_async(dbl(dst + q * L), dbl(src + q * L));
       }
       copy_commit();
     };
@@ -325,11 +304,7 @@ __global__ void __launch_bounds__(32, SE_COOP_MAX_WARPS_PER_SM)
     }
     copy_wait<0>();
   };
-  if (cp.stage && mo->plain)
-    eliminate_ranges_staged(std::true_type{});
-  else if (cp.stage)
-    eliminate_ranges_staged(std::false_type{});
-  else if (mo->plain)
+  if (mo->plain)
     eliminate_ranges(std::true_type{});
   else
     eliminate_ranges(std::false_type{});
@@ -339,10 +314,6 @@ __global__ void __launch_bounds__(32, SE_COOP_MAX_WARPS_PER_SM)
   double x_root = 0.0;
   const se_coop_chunk *const ev = cp.ev + mo->ev;
   // event e: its records; phase 2 on it (the push to the next event in cb, cd); phase 3a on it
-  auto load_ev = [&](int e) {
-    const se_coop_chunk *q = ev + 4 * e;
-    return ev_rec{ld_d2(q), ld_i4(q + 1), ld_i4(q + 2), ld_i4(q + 3)};
-  };
   auto event_down = [&](const ev_rec &r, double &cb, double &cd) {
     const uint32_t meta = (uint32_t)r.q2.x;
     double pb, pd;
@@ -376,79 +347,51 @@ __global__ void __launch_bounds__(32, SE_COOP_MAX_WARPS_PER_SM)
       x_root = x;
   };
   const bool walker = on && j == 0;
-  if (cp.stage_ev) {
-    // SE_COOP_STAGE_EV: the events staged in batches of 8 (32 chunks, one per lane) through 3
-    // batches of the ring, 2 ahead; batch b: events 8 b .. 8 b + 7 (up: counted from the last),
-    // event 8 b + u at entry (b % 3) 32 + 4 u; the warp's lanes walk the batches together
-    const int lane = (int)threadIdx.x;
-    auto stage_ev = [&](int b, bool up) {
-      const int kk = 8 * b + lane / 4, e = up ? nev_w - 1 - kk : kk;
-      if (kk < nev_w)
-        copy16_async(reinterpret_cast<double *>(ring + (b % 3) * 32 + lane),
-                     reinterpret_cast<const double *>(ev + 4 * e + lane % 4));
-      copy_commit();
-    };
-    auto read_ev = [&](const se_coop_chunk *q) {
-      return ev_rec{*reinterpret_cast<const double2 *>(q), *reinterpret_cast<const int4 *>(q + 1),
-                    *reinterpret_cast<const int4 *>(q + 2), *reinterpret_cast<const int4 *>(q + 3)};
-    };
-    stage_ev(0, false);
-    stage_ev(1, false);
-    double cb = 0.0, cd = 0.0;
-    for (int b = 0; 8 * b < nev_w; b++) {
-      copy_wait<1>();
-      __syncwarp(); // batch b landed; batch b - 1 read by all
-      stage_ev(b + 2, false);
-      if (walker) {
-        const se_coop_chunk *const q = ring + (b % 3) * 32;
+  // the events staged in batches of 8 (32 chunks, one per lane) through 3 batches of the ring, 2
+  // ahead; batch b: events 8 b .. 8 b + 7 (up: counted from the last), event 8 b + u at entry
+  // (b % 3) 32 + 4 u; the warp's lanes walk the batches together
+  const int lane = (int)threadIdx.x;
+  auto stage_ev = [&](int b, bool up) {
+    const int kk = 8 * b + lane / 4, e = up ? nev_w - 1 - kk : kk;
+    if (kk < nev_w)
+      copy16_async(dbl(ring + (b % 3) * 32 + lane), dbl(ev + 4 * e + lane % 4));
+    copy_commit();
+  };
+  auto read_ev = [&](const se_coop_chunk *q) {
+    return ev_rec{*reinterpret_cast<const double2 *>(q), *reinterpret_cast<const int4 *>(q + 1),
+                  *reinterpret_cast<const int4 *>(q + 2), *reinterpret_cast<const int4 *>(q + 3)};
+  };
+  stage_ev(0, false);
+  stage_ev(1, false);
+  double cb = 0.0, cd = 0.0;
+  for (int b = 0; 8 * b < nev_w; b++) {
+    copy_wait<1>();
+    __syncwarp(); // batch b landed; batch b - 1 read by all
+    stage_ev(b + 2, false);
+    if (walker) {
+      const se_coop_chunk *const q = ring + (b % 3) * 32;
 #pragma unroll
-        for (int u = 0; u < 8; u++) {
-          if (u == R && 8 * b + R >= nev_w) // n_ev is a multiple of R
-            break;
-          event_down(read_ev(q + 4 * u), cb, cd);
-        }
+      for (int u = 0; u < 8; u++) {
+        if (u == R && 8 * b + R >= nev_w) // n_ev is a multiple of R
+          break;
+        event_down(read_ev(q + 4 * u), cb, cd);
       }
     }
-    __syncwarp(); // the ring read by all
-    stage_ev(0, true);
-    stage_ev(1, true);
-    for (int b = 0; 8 * b < nev_w; b++) {
-      copy_wait<1>();
-      __syncwarp();
-      stage_ev(b + 2, true);
-      if (walker) {
-        const se_coop_chunk *const q = ring + (b % 3) * 32;
+  }
+  __syncwarp(); // the ring read by all
+  stage_ev(0, true);
+  stage_ev(1, true);
+  for (int b = 0; 8 * b < nev_w; b++) {
+    copy_wait<1>();
+    __syncwarp();
+    stage_ev(b + 2, true);
+    if (walker) {
+      const se_coop_chunk *const q = ring + (b % 3) * 32;
 #pragma unroll
-        for (int u = 0; u < 8; u++) {
-          if (u == R && 8 * b + R >= nev_w)
-            break;
-          event_up(read_ev(q + 4 * u));
-        }
-      }
-    }
-  } else if (walker) {
-    const int n_ev = mo->n_ev;
-    ev_rec re[R];
-#pragma unroll
-    for (int u = 0; u < R - 1; u++)
-      re[u] = load_ev(u);
-    double cb = 0.0, cd = 0.0;
-    for (int e0 = 0; e0 < n_ev; e0 += R) {
-#pragma unroll
-      for (int u = 0; u < R; u++) {
-        re[(u + R - 1) % R] = load_ev(e0 + u + R - 1);
-        event_down(re[u], cb, cd);
-      }
-    }
-    // the trunk upwards: the events' records again (L1-resident now)
-#pragma unroll
-    for (int u = 0; u < R - 1; u++)
-      re[u] = load_ev(n_ev - 1 - u);
-    for (int e0 = n_ev - 1; e0 >= 0; e0 -= R) {
-#pragma unroll
-      for (int u = 0; u < R; u++) {
-        re[(u + R - 1) % R] = load_ev(e0 - u - (R - 1));
-        event_up(re[u]);
+      for (int u = 0; u < 8; u++) {
+        if (u == R && 8 * b + R >= nev_w)
+          break;
+        event_up(read_ev(q + 4 * u));
       }
     }
   }
@@ -514,9 +457,7 @@ __global__ void __launch_bounds__(32, SE_COOP_MAX_WARPS_PER_SM)
 
 template <int L> void launch_coop(const se_neurons_device *d, const se_coop_device *cp, double t,
                                   int update_gates, cudaStream_t stream) {
-  step_coop<L><<<(unsigned)cp->n_warps, 32,
-                 se_coop_warp_smem(cp->slots, L, cp->stage, cp->stage_short || cp->stage_ev),
-                 stream>>>(*d, *cp, t, update_gates);
+  step_coop<L><<<(unsigned)cp->n_warps, 32, se_coop_warp_smem(cp->slots, L), stream>>>(*d, *cp, t, update_gates);
 }
 
 } // namespace

@@ -6,14 +6,8 @@
 #include "neurons_coop_cuda.h"
 #include "se_cuda.h"
 
-/* Defaults of the knobs SE_COOP_VWIDE, SE_COOP_STATE_L2 and SE_COOP_STAGE: on, measured faster
- * on all six classes (docs/gpu.md "coop measured", fourth round); SE_COOP_STAGE_EV on and
- * SE_COOP_STAGE_SHORT on up to SE_COOP_STAGE_SHORT_MAX_LANES threads per cell (at 8 a batch is 4
- * steps, and big-high measured slower with it; fifth round). */
-#define SE_COOP_VWIDE_DEFAULT 1
-#define SE_COOP_STATE_L2_DEFAULT 1
-#define SE_COOP_STAGE_DEFAULT 1
-#define SE_COOP_STAGE_EV_DEFAULT 1
+/* SE_COOP_STAGE_SHORT is on up to SE_COOP_STAGE_SHORT_MAX_LANES threads per cell (at 8 a batch
+ * is 4 steps, and big-high measured slower with it; docs/gpu.md "coop measured", fifth round). */
 #define SE_COOP_STAGE_SHORT_MAX_LANES 4
 
 /* The environment's flag name (0 or 1), dflt where it is unset or empty. */
@@ -22,31 +16,13 @@ static int env_flag(const char *name, int dflt) {
   return s && *s ? atoi(s) != 0 : dflt;
 }
 
-/* Whether phases 0 and 3b's records are staged at `lanes` threads per cell (SE_COOP_STAGE_SHORT,
- * else the default above). */
-static int stage_short_at(int lanes) {
-  return env_flag("SE_COOP_STAGE_SHORT", lanes <= SE_COOP_STAGE_SHORT_MAX_LANES);
-}
-
-/* Whether the ring holds batches (phases 0 and 3b's or the events' records) at `lanes` threads
- * per cell. */
-static int batches_at(int lanes, int stage_ev) {
-  return stage_short_at(lanes) || stage_ev;
-}
-
-/* Shared memory per warp of the plans tab with the ring of staged records (neurons_coop_cuda.h). */
-static size_t warp_smem(const se_coop_tables *tab, int stage, int stage_ev) {
-  return se_coop_warp_smem(tab->max_slots, tab->lanes, stage, batches_at(tab->lanes, stage_ev));
-}
-
 /* se_coop_estimate of the plans tab with the ring of staged records; 0 where a warp's shared
  * memory exceeds a block's (smem_block) or its multiprocessor's. */
-static double estimate(const struct se_neurons *e, const se_coop_tables *tab, int stage,
-                       int stage_ev, int smem_block, int smem_sm) {
-  if (warp_smem(tab, stage, stage_ev) > (size_t)smem_block)
+static double estimate(const struct se_neurons *e, const se_coop_tables *tab, int smem_block,
+                       int smem_sm) {
+  if (se_coop_warp_smem(tab->max_slots, tab->lanes) > (size_t)smem_block)
     return 0.0;
-  return se_coop_estimate(e, tab, (size_t)smem_sm,
-                          se_coop_ring_bytes(tab->lanes, stage, batches_at(tab->lanes, stage_ev)));
+  return se_coop_estimate(e, tab, (size_t)smem_sm, se_coop_ring_bytes(tab->lanes));
 }
 
 int se_neurons_coop_attach(const struct se_neurons *e, int device, se_neurons_device *d,
@@ -59,8 +35,6 @@ int se_neurons_coop_attach(const struct se_neurons *e, int device, se_neurons_de
   se_stream_tables st;
   SE_TRY(se_stream_build(e, &st, err));
   se_coop_tables tab = {0};
-  const int stage = env_flag("SE_COOP_STAGE", SE_COOP_STAGE_DEFAULT),
-            stage_ev = env_flag("SE_COOP_STAGE_EV", SE_COOP_STAGE_EV_DEFAULT);
   const char *cap = getenv("SE_COOP_CAP"), *env = getenv("SE_COOP_LANES");
   const int forced = env && *env ? atoi(env) : 0, cap_percent = cap ? atoi(cap) : 0;
   const int short_path = env_flag("SE_COOP_SHORT", SE_COOP_SHORT_AUTO);
@@ -70,9 +44,8 @@ int se_neurons_coop_attach(const struct se_neurons *e, int device, se_neurons_de
   if (rc == SE_OK && !forced) {
     se_coop_tables eight;
     rc = se_coop_build(e, &st, 8, cap_percent, short_path, &eight, err);
-    const double t4 = estimate(e, &tab, stage, stage_ev, smem_block, smem_sm),
-                 t8 = rc == SE_OK ? estimate(e, &eight, stage, stage_ev, smem_block, smem_sm)
-                                  : 0.0;
+    const double t4 = estimate(e, &tab, smem_block, smem_sm),
+                 t8 = rc == SE_OK ? estimate(e, &eight, smem_block, smem_sm) : 0.0;
     if (rc == SE_OK && (t4 <= 0.0 || (t8 > 0.0 && t8 < t4))) {
       se_coop_free(&tab);
       tab = eight;
@@ -90,8 +63,9 @@ int se_neurons_coop_attach(const struct se_neurons *e, int device, se_neurons_de
     se_coop_free(&tab);
   SE_TRY(rc);
   const int G = 32 / tab.lanes;
-  const size_t smem = warp_smem(&tab, stage, stage_ev);
-  const int stage_short = stage_short_at(tab.lanes);
+  const int stage_short =
+      env_flag("SE_COOP_STAGE_SHORT", tab.lanes <= SE_COOP_STAGE_SHORT_MAX_LANES);
+  const size_t smem = se_coop_warp_smem(tab.max_slots, tab.lanes);
   if (smem > (size_t)smem_block)
     rc = se_error_set(err, SE_ERR_UNSUPPORTED, __FILE__, __LINE__, __func__,
                       "coop GPU step: a morphology needs %zu B of shared memory per %d cells "
@@ -112,18 +86,13 @@ int se_neurons_coop_attach(const struct se_neurons *e, int device, se_neurons_de
   cp->slots = tab.max_slots;
   cp->warps_per_group = (d->width + G - 1) / G;
   cp->n_warps = d->n_groups * cp->warps_per_group;
-  cp->v_wide = env_flag("SE_COOP_VWIDE", SE_COOP_VWIDE_DEFAULT) && d->width % G == 0;
-  cp->state_l2 = env_flag("SE_COOP_STATE_L2", SE_COOP_STATE_L2_DEFAULT);
-  cp->stage = stage;
+  cp->v_wide = d->width % G == 0;
   cp->stage_short = stage_short;
-  cp->stage_ev = stage_ev;
   if (rc == SE_OK && getenv("SE_COOP_VERBOSE")) {
     fprintf(stderr,
-            "coop: v copies %s, hh state loads %s, records in shared memory (else registers): "
-            "phase 1b %s, phases 0 and 3b %s, events %s\n",
+            "coop: v copies %s, phases 0 and 3b's records %s\n",
             cp->v_wide ? "16 B by the warp (cg)" : "8 B per thread (ca)",
-            cp->state_l2 ? "past the L1 (cg)" : "through the L1", stage ? "yes" : "no",
-            stage_short ? "yes" : "no", stage_ev ? "yes" : "no");
+            stage_short ? "in shared memory" : "in registers");
     for (int32_t m = 0; m < tab.n_morph; m++)
       if (tab.morph[m].steps > 0)
         fprintf(stderr,
@@ -132,8 +101,7 @@ int se_neurons_coop_attach(const struct se_neurons *e, int device, se_neurons_de
                 "short path %s\n",
                 m, tab.lanes, tab.morph[m].steps, tab.morph[m].hh_steps, tab.morph[m].n_ev,
                 tab.morph[m].trunk, tab.morph[m].slots, tab.morph[m].holes,
-                se_coop_warp_smem(tab.morph[m].slots, tab.lanes, stage,
-                                  batches_at(tab.lanes, stage_ev)),
+                se_coop_warp_smem(tab.morph[m].slots, tab.lanes),
                 tab.morph[m].plain ? "on" : "off");
   }
   se_coop_free(&tab);

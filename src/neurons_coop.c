@@ -159,13 +159,13 @@ static int build_morphology(const struct se_neurons *e, int64_t k0, int32_t n,
   mo->trunk = trunk;
   mo->zero = offset_of(zero, G);
   mo->dump = offset_of(dump, G);
-  /* the tables with padding before and after: 2 R steps (the rings of phases 0 and 3b), R
-   * events */
+  /* the row table with 2 R steps of padding before and after (the loads ahead of phases 0, 1b
+   * and 3b) */
   const int64_t n_rec = (int64_t)(steps + 4 * R) * 4 * L, n_hhc = (int64_t)mo->hh_steps * 5 * L,
-                n_evc = (int64_t)(n_ev + 2 * R) * 4;
+                n_evc = (int64_t)n_ev * 4;
   mo->rec = tab->n_rec + (int64_t)2 * R * 4 * L;
   mo->hh = tab->n_hh;
-  mo->ev = tab->n_ev + (int64_t)R * 4;
+  mo->ev = tab->n_ev;
   se_coop_chunk *rec = realloc(tab->rec, (size_t)(tab->n_rec + n_rec) * sizeof *rec);
   if (rec)
     tab->rec = rec;

@@ -58,12 +58,12 @@ extern "C" {
  * boundary row whose pushes are applied). */
 #define SE_COOP_EV_TRUNK (1u << 31)
 
-/* Phases 1b, 2 and 3a keep the records of their next SE_COOP_RING - 1 steps in registers (a ring
- * of SE_COOP_RING entries, unrolled so that its indices are constants), phases 0 and 3b (shorter
- * steps) the next 2 SE_COOP_RING - 1. The steps of a morphology and its events are rounded up to
- * a multiple of SE_COOP_RING with steps and events that do nothing, and its tables have 2
- * SE_COOP_RING steps (SE_COOP_RING events) of padding before and after, so the loops have no
- * test of a range's end and the loads ahead no clamp. */
+/* Phase 1b stages the records of its next SE_COOP_RING - 1 steps through a ring of SE_COOP_RING
+ * steps in shared memory; phases 0 and 3b (shorter steps) stage theirs in batches or keep the
+ * next 2 SE_COOP_RING - 1 in a register ring. The steps of a morphology and its events are
+ * rounded up to a multiple of SE_COOP_RING with steps and events that do nothing, and its row
+ * table has 2 SE_COOP_RING steps of padding before and after, so the loops have no test of a
+ * range's end and the loads ahead no clamp. */
 #define SE_COOP_RING 4
 
 /* 16 bytes; the tables below are arrays of these. Device loads are 16 bytes wide, and the
@@ -98,8 +98,9 @@ typedef union se_coop_chunk {
  *       slot of a non-DCONST boundary row, the parent's d accumulator with DPUSH, else the dump)
  *   q3: a, c (phase 0 alone reads it; 0, 0 for hh rows, whose b0 phase 1a makes: phase 0 leaves
  *       their clamps' current alone in the slot).
- * Phase 1b reads q0-q2 of step k + 3 while step k computes, phase 0 q3 of step k + 7, phase 3b
- * q1 of step k - 7. A padding step's record is zero but for the flags (TRUNK).
+ * Phase 1b stages q0-q2 of step k + 3 while step k computes, phase 0 q3 of step k + 7 (register
+ * ring) or the next batches, phase 3b q1 likewise downwards. A padding step's record is zero but
+ * for the flags (TRUNK).
  * hh record of hh step k, thread j (hh row number k * L + j): chunks q = 0..4 at
  *   hh + (k * 5 + q) * L + j:  q0: gnabar, gkbar  q1: ena, ek  q2: a, c  q3: d
  *   q4: i[0] row (-1: none), i[1] its slot's offset, i[2] its f slot's offset.
@@ -111,7 +112,8 @@ typedef union se_coop_chunk {
  * Offsets of slots a row does not have are 0 (read only under the flags that imply them). */
 typedef struct se_coop_morph {
   int64_t rec, hh, ev;       /* first chunk of the morphology's row (step 0), hh and event
-                                (event 0) records; the padding records lie before and after */
+                                (event 0) records; the row table's padding lies before and
+                                after */
   int32_t steps;             /* steps of phases 0, 1b and 3b: the longest range, rounded up to a
                                 multiple of SE_COOP_RING */
   int32_t hh_steps;          /* ceil(hh rows / L) */

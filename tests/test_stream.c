@@ -360,13 +360,12 @@ static void run_gpu(se_test_state *st, const se_neuron_model *m, int kernel, int
       matched++;
     max_dt = fmax(max_dt, best);
   }
-  const char *stage = getenv("SE_COOP_STAGE_EV");
-  printf("GPU %s (threads per cell %s, staged/batches/wide/l2 %s) width %2d rows %s acc %s "
+  const char *lanes = getenv("SE_COOP_LANES"), *batches = getenv("SE_COOP_STAGE_SHORT");
+  printf("GPU %s (threads per cell %s, batches %s) width %2d rows %s acc %s "
          "ahead %s hints %s: max |dv| %.3g mV, gates %.3g, %lld spikes (cpu %lld, %lld matched), "
          "max |dt| %.3g ms\n",
-         se_gpu_kernel_name(kernel), getenv("SE_COOP_LANES") ? getenv("SE_COOP_LANES") : "-",
-         stage ? stage : "default",
-         width, rows ? rows : "auto", acc ? acc : "auto",
+         se_gpu_kernel_name(kernel), lanes ? lanes : "-", batches ? batches : "default", width,
+         rows ? rows : "auto", acc ? acc : "auto",
          ahead ? ahead : "1",
          hints ? hints : "1",
          max_dv, max_gate, (long long)count[1], (long long)count[0], (long long)matched, max_dt);
@@ -406,36 +405,28 @@ int main(void) {
     run_gpu(&st, &m, F2, 8, "3", "rhs", "1", "0");
     run_gpu(&st, &m, F2, 1, "17", NULL, "2", "0");
     run_gpu(&st, &m, CO, 32, NULL, NULL, NULL, NULL); /* 8 threads per cell: 319 rows */
-    run_gpu(&st, &m, CO, 3, NULL, NULL, NULL, NULL);
+    run_gpu(&st, &m, CO, 3, NULL, NULL, NULL, NULL);  /* width 3: 8-byte v copies */
     setenv("SE_COOP_LANES", "4", 1);
     setenv("SE_COOP_SHORT", "1", 1); /* phase 1b's short path in every plan with PLAIN rows */
     run_gpu(&st, &m, CO, 32, NULL, NULL, NULL, NULL);
     unsetenv("SE_COOP_SHORT");
     setenv("SE_COOP_LANES", "2", 1);
     setenv("SE_COOP_CAP", "100", 1);
-    run_gpu(&st, &m, CO, 1, NULL, NULL, NULL, NULL);
+    run_gpu(&st, &m, CO, 1, NULL, NULL, NULL, NULL); /* 15 of a warp's 16 cells absent */
     unsetenv("SE_COOP_CAP");
-    /* the record staging (phase 1b; phases 0 and 3b and the events in batches), the wide v
-     * copies and the hh state past the L1 off and on, whatever their defaults
-     * (neurons_coop_cuda.c) */
-    const char *const knobs[] = {"SE_COOP_STAGE", "SE_COOP_STAGE_SHORT", "SE_COOP_STAGE_EV",
-                                 "SE_COOP_VWIDE", "SE_COOP_STATE_L2"};
-    for (int on = 0; on <= 1; on++) {
-      for (size_t k = 0; k < sizeof knobs / sizeof knobs[0]; k++)
-        setenv(knobs[k], on ? "1" : "0", 1);
-      setenv("SE_COOP_LANES", "2", 1);
-      run_gpu(&st, &m, CO, 32, NULL, NULL, NULL, NULL);
-      run_gpu(&st, &m, CO, 1, NULL, NULL, NULL, NULL); /* 15 of a warp's 16 cells absent */
-      setenv("SE_COOP_LANES", "4", 1);
-      setenv("SE_COOP_SHORT", "1", 1);
-      run_gpu(&st, &m, CO, 32, NULL, NULL, NULL, NULL);
-      unsetenv("SE_COOP_SHORT");
-      setenv("SE_COOP_LANES", "8", 1);
-      run_gpu(&st, &m, CO, 32, NULL, NULL, NULL, NULL);
-      run_gpu(&st, &m, CO, 3, NULL, NULL, NULL, NULL); /* width 3: 8-byte v copies */
-    }
-    for (size_t k = 0; k < sizeof knobs / sizeof knobs[0]; k++)
-      unsetenv(knobs[k]);
+    /* phases 0 and 3b's records staged in batches at 8 threads per cell, in register rings at 4
+     * and 2, against their defaults above (neurons_coop_cuda.c) */
+    setenv("SE_COOP_STAGE_SHORT", "1", 1);
+    setenv("SE_COOP_LANES", "8", 1);
+    run_gpu(&st, &m, CO, 32, NULL, NULL, NULL, NULL);
+    run_gpu(&st, &m, CO, 3, NULL, NULL, NULL, NULL);
+    setenv("SE_COOP_STAGE_SHORT", "0", 1);
+    setenv("SE_COOP_LANES", "4", 1);
+    run_gpu(&st, &m, CO, 32, NULL, NULL, NULL, NULL);
+    setenv("SE_COOP_LANES", "2", 1);
+    run_gpu(&st, &m, CO, 32, NULL, NULL, NULL, NULL);
+    run_gpu(&st, &m, CO, 1, NULL, NULL, NULL, NULL);
+    unsetenv("SE_COOP_STAGE_SHORT");
     unsetenv("SE_COOP_LANES");
   } else {
     printf("GPU part skipped: no GPU\n");
