@@ -1,0 +1,19 @@
+#!/bin/bash
+# The last device call of session 6 (one call, about 7 minutes on a fresh machine):
+#   bash docs/bench/final_s6_h200.sh
+# builds everything (sources touched first), runs every gpu test (ctest -L gpu, e2e_gpu with all
+# its runs; the log in $OUT/gpu_tests.txt), then the automatic Hines rows at 256 000 neurons
+# (COOP with run 7's cuts) into $OUT/gpu_hines_auto_s6_final.{txt,csv}. Run from the repository
+# root (the `run` tool, carry .devkit).
+source .devkit/env.sh
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+tools/device/build.sh
+echo "built at ${SECONDS}s"
+(cd build-dev && timeout $((540 - SECONDS)) ctest -L gpu -j4 --output-on-failure) 2>&1 |
+  tee $OUT/gpu_tests.txt | grep -E "Test +#|tests passed|tests failed|Failed|Error"
+echo "tests at ${SECONDS}s"
+timeout $((590 - SECONDS)) build-dev/src/simengine-bench gpu-hines --sizes 256000 --min-time 0.03 \
+  --variants block32-auto --csv $OUT/gpu_hines_auto_s6_final.csv \
+  > $OUT/gpu_hines_auto_s6_final.txt 2>&1
+grep -E "copy band|auto" $OUT/gpu_hines_auto_s6_final.txt
+echo "end at ${SECONDS}s"
