@@ -70,6 +70,9 @@ __global__ void __launch_bounds__(32, SE_COOP_MAX_WARPS_PER_SM)
   const se_coop_morph *const mo = cp.morph + grp.morphology;
   const int lo = mo->s[j], hi = mo->s[j + 1];
   const int64_t W = d.width, t = gi * W + cl, s0 = grp.base + (on ? cl : 0);
+  // the clamp list's bounds first: t does not wait for the group's record (cl < W: t is a thread
+  // of the layout, so its bounds exist)
+  const int64_t kbeg_t = cl < W ? d.stim_ptr[t] : 0, kend_t = cl < W ? d.stim_ptr[t + 1] : 0;
   const int cl0 = (int)(warp % cp.warps_per_group) * G; // the warp's first lane
   // the warp's steps and events: the lanes walk them together where the records are staged in
   // batches (the lanes without a cell copy and wait, their results go nowhere)
@@ -97,6 +100,21 @@ __global__ void __launch_bounds__(32, SE_COOP_MAX_WARPS_PER_SM)
     copy_commit();
   };
 
+  const se_coop_chunk *const hrec = cp.hh + mo->hh + j; // chunk q of hh step k: hrec[(5k + q) L]
+  const int hsteps = on ? mo->hh_steps : 0;
+  auto load_hh_record = [&](int k) {
+    const se_coop_chunk *q = hrec + 5 * k * L;
+    hh_rec r;
+    r.q4 = ld_i4(q + 4 * L);
+    r.gk = ld_d2(q);
+    r.e = ld_d2(q + L);
+    r.ac = ld_d2(q + 2 * L);
+    r.d = ld_d2(q + 3 * L).x;
+    return r;
+  };
+  // the first hh step's record before the v copies, its row's state after them
+  hh_rec hn = hsteps > 0 ? load_hh_record(0) : hh_rec{};
+
   // ---- 0: v of this thread's rows into their slots (asynchronous copies, all in flight at
   // once), then a v + c at each of them (0 at hh rows: 1a makes their b0), then the clamps ----
   if (cp.v_wide && (reinterpret_cast<uintptr_t>(d.v + grp.base) & 15) == 0) {
@@ -116,18 +134,8 @@ __global__ void __launch_bounds__(32, SE_COOP_MAX_WARPS_PER_SM)
     for (int k = 0; k < nj; k++, vk -= W, sk += 32 * sizeof(double))
       asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(sk), "l"(vk) : "memory");
   }
-  // the first hh step (1a), loaded while the copies are in flight: its record, then its row's
-  // state past the L1 (ld.global.cg), which it leaves to the plan's records
-  const se_coop_chunk *const hrec = cp.hh + mo->hh + j; // chunk q of hh step k: hrec[(5k + q) L]
-  const int hsteps = on ? mo->hh_steps : 0;
-  auto load_hh = [&](int k) {
-    const se_coop_chunk *q = hrec + 5 * k * L;
-    hh_rec r;
-    r.q4 = ld_i4(q + 4 * L);
-    r.gk = ld_d2(q);
-    r.e = ld_d2(q + L);
-    r.ac = ld_d2(q + 2 * L);
-    r.d = ld_d2(q + 3 * L).x;
+  // an hh step's row state past the L1 (ld.global.cg), which it leaves to the plan's records
+  auto load_hh_state = [&](hh_rec &r) {
     r.v = r.m = r.h = r.n = 0.0;
     if (r.q4.x >= 0) {
       const int64_t o = (int64_t)r.q4.x * W;
@@ -136,11 +144,16 @@ __global__ void __launch_bounds__(32, SE_COOP_MAX_WARPS_PER_SM)
       r.h = __ldcg(Hg + o);
       r.n = __ldcg(Ng + o);
     }
+  };
+  auto load_hh = [&](int k) {
+    hh_rec r = load_hh_record(k);
+    load_hh_state(r);
     return r;
   };
-  hh_rec hn = hsteps > 0 ? load_hh(0) : hh_rec{};
+  if (hsteps > 0) // the first hh step's state, loaded while the copies are in flight
+    load_hh_state(hn);
   const double v_root = on && j == 0 ? V[0] : 0.0;
-  const int64_t kbeg = on ? d.stim_ptr[t] : 0, kend = on ? d.stim_ptr[t + 1] : 0;
+  const int64_t kbeg = on ? kbeg_t : 0, kend = on ? kend_t : 0;
   // q3 of step k0 + u at p0[(4 u + 3) L], the slot of step k0 + u at y0[u * 32]
   const se_coop_chunk *p0 = rec;
   double2 ac[R2];
