@@ -3,6 +3,8 @@
 # SE_COOP_STAGE, _VWIDE, _STATE_L2 and _STAGE_EV removed) and the temporary switch
 # SE_COOP_STAGE_HH (phase 1a's records and its rows' state staged through shared memory where the
 # hh area keeps the warps per multiprocessor; docs/gpu.md "coop", the staged hh paragraph).
+# The switch was measured, rejected and removed after this call: to run it again, apply
+# docs/bench/step_coop_s6_stage_hh_rejected.patch to commit 4c9e685 first.
 # From the repository root on the device (run tool, carry .devkit), one H200, warm machine:
 #   bash docs/bench/step_coop_s6_call.sh
 # Build; engine_stream with SE_COOP_STAGE_HH=0 and =1 (the two runs side by side: each is
