@@ -6,6 +6,7 @@
 #include "hines_branch.h"
 #include "hines_edd.h"
 #include "neurons_branch.h"
+#include "se_env.h"
 
 struct se_neurons_branch {
   cudaStream_t stream;
@@ -22,10 +23,8 @@ struct se_neurons_branch {
 int64_t se_neurons_edd_min_comp(const struct se_neurons *e) {
   if (e->options.gpu_edd_min_comp > 0)
     return e->options.gpu_edd_min_comp;
-  const char *s = getenv("SE_EDD_MIN_COMP");
-  char *end = NULL;
-  long long v = s && *s ? strtoll(s, &end, 10) : 0;
-  return s && *s && end && !*end && v > 0 ? (int64_t)v : SE_GPU_EDD_MIN_COMP;
+  const long v = se_env_long("SE_EDD_MIN_COMP", 0);
+  return v > 0 ? (int64_t)v : SE_GPU_EDD_MIN_COMP;
 }
 
 int se_neurons_gpu_kernel(const struct se_neurons *e) {

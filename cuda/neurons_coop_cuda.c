@@ -5,16 +5,11 @@
 
 #include "neurons_coop_cuda.h"
 #include "se_cuda.h"
+#include "se_env.h"
 
 /* SE_COOP_STAGE_SHORT is on up to SE_COOP_STAGE_SHORT_MAX_LANES threads per cell (at 8 a batch
  * is 4 steps, and big-high measured slower with it; docs/gpu.md "coop measured", fifth round). */
 #define SE_COOP_STAGE_SHORT_MAX_LANES 4
-
-/* The environment's flag name (0 or 1), dflt where it is unset or empty. */
-static int env_flag(const char *name, int dflt) {
-  const char *s = getenv(name);
-  return s && *s ? atoi(s) != 0 : dflt;
-}
 
 /* se_coop_estimate of the plans tab with the ring of staged records; 0 where a warp's shared
  * memory exceeds a block's (smem_block) or its multiprocessor's. */
@@ -35,9 +30,9 @@ int se_neurons_coop_attach(const struct se_neurons *e, int device, se_neurons_de
   se_stream_tables st;
   SE_TRY(se_stream_build(e, &st, err));
   se_coop_tables tab = {0};
-  const char *cap = getenv("SE_COOP_CAP"), *env = getenv("SE_COOP_LANES");
-  const int forced = env && *env ? atoi(env) : 0, cap_percent = cap ? atoi(cap) : 0;
-  const int short_path = env_flag("SE_COOP_SHORT", SE_COOP_SHORT_AUTO);
+  const int forced = (int)se_env_long("SE_COOP_LANES", 0),
+            cap_percent = (int)se_env_long("SE_COOP_CAP", 0);
+  const int short_path = se_env_flag("SE_COOP_SHORT", SE_COOP_SHORT_AUTO);
   /* unless forced: 4 or 8 threads per cell, the faster by se_coop_estimate among those whose
    * cells fit in a block's shared memory (else 8, and the error below) */
   int rc = se_coop_build(e, &st, forced ? forced : 4, cap_percent, short_path, &tab, err);
@@ -64,7 +59,7 @@ int se_neurons_coop_attach(const struct se_neurons *e, int device, se_neurons_de
   SE_TRY(rc);
   const int G = 32 / tab.lanes;
   const int stage_short =
-      env_flag("SE_COOP_STAGE_SHORT", tab.lanes <= SE_COOP_STAGE_SHORT_MAX_LANES);
+      se_env_flag("SE_COOP_STAGE_SHORT", tab.lanes <= SE_COOP_STAGE_SHORT_MAX_LANES);
   const size_t smem = se_coop_warp_smem(tab.max_slots, tab.lanes);
   if (smem > (size_t)smem_block)
     rc = se_error_set(err, SE_ERR_UNSUPPORTED, __FILE__, __LINE__, __func__,

@@ -9,6 +9,7 @@
 #include "neurons_coop_cuda.h"
 #include "neurons_cuda.h"
 #include "se_cuda.h"
+#include "se_env.h"
 
 /* Spikes are drained from the device at least every DRAIN_STEPS steps; a cell spikes at most
  * once per step, so a buffer of n_cells * DRAIN_STEPS entries never overflows. */
@@ -147,15 +148,6 @@ static int build_thread_maps(se_neurons_t e, const int64_t *position, int64_t n_
   return SE_OK;
 }
 
-/* An integer from the environment (experiment knobs of the streaming step, docs/gpu.md), or
- * fallback when unset or not a number. */
-static long env_long(const char *name, long fallback) {
-  const char *s = getenv(name);
-  char *end = NULL;
-  long v = s && *s ? strtol(s, &end, 10) : fallback;
-  return s && *s && end && !*end ? v : fallback;
-}
-
 /* The streaming step's tables and shared-memory plan: accumulator slots and as many stack rows
  * as fit in shared memory when every block of the launch is resident at once (at most 16 blocks,
  * and no more than the registers allow, per multiprocessor). Knobs: SE_STREAM_ROWS (stack rows),
@@ -172,8 +164,8 @@ static int attach_stream(se_neurons_t e, cuda_data *cd, se_error *err) {
   int32_t slots = tab.slots, max_rows = tab.max_rows;
   se_stream_free(&tab);
   SE_TRY(rc);
-  cd->stream_ahead = env_long("SE_STREAM_AHEAD", 1) >= 2 ? 2 : 1;
-  cd->stream_hints = env_long("SE_STREAM_HINTS", 1) != 0;
+  cd->stream_ahead = se_env_long("SE_STREAM_AHEAD", 1) >= 2 ? 2 : 1;
+  cd->stream_hints = se_env_long("SE_STREAM_HINTS", 1) != 0;
   int sms = 0, smem_sm = 0, smem_block = 0, regs_blocks = 0;
   SE_CUDA_CHECK(err, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, cd->device));
   SE_CUDA_CHECK(err, cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor,
@@ -201,7 +193,7 @@ static int attach_stream(se_neurons_t e, cuda_data *cd, se_error *err) {
   d->stream_acc_global = acc_global;
   d->stream_slots = acc_global ? 0 : slots;
   int64_t k = rows_fit - d->stream_slots;
-  k = env_long("SE_STREAM_ROWS", (long)k);
+  k = se_env_long("SE_STREAM_ROWS", (long)k);
   if (k > max_rows)
     k = max_rows;
   if (k > smem_block / row_bytes - d->stream_slots)
