@@ -14,12 +14,21 @@
 #define SE_UNROLL
 #endif
 
+// The copies to a shared-memory address (__cvta_generic_to_shared), for loops that advance the
+// address themselves: 16 bytes bypassing L1 (cp.async.cg), 8 bytes (cp.async.ca). Device only.
+__device__ static inline void copy16_async_s(unsigned dst_shared, const void *src_global) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst_shared), "l"(src_global)
+               : "memory");
+}
+__device__ static inline void copy8_async_s(unsigned dst_shared, const void *src_global) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(dst_shared), "l"(src_global)
+               : "memory");
+}
+
 // One 8-byte copy (cp.async.ca); a plain copy on the host.
 SE_HD static inline void copy8_async(double *dst_shared, const double *src_global) {
 #ifdef __CUDA_ARCH__
-  unsigned dst = (unsigned)__cvta_generic_to_shared(dst_shared);
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(dst), "l"(src_global)
-               : "memory");
+  copy8_async_s((unsigned)__cvta_generic_to_shared(dst_shared), src_global);
 #else
   *dst_shared = *src_global;
 #endif
@@ -28,9 +37,7 @@ SE_HD static inline void copy8_async(double *dst_shared, const double *src_globa
 // One 16-byte copy bypassing L1 (cp.async.cg), no zero fill.
 SE_HD static inline void copy16_async(double *dst_shared, const double *src_global) {
 #ifdef __CUDA_ARCH__
-  unsigned dst = (unsigned)__cvta_generic_to_shared(dst_shared);
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src_global)
-               : "memory");
+  copy16_async_s((unsigned)__cvta_generic_to_shared(dst_shared), src_global);
 #else
   dst_shared[0] = src_global[0];
   dst_shared[1] = src_global[1];

@@ -127,12 +127,12 @@ __global__ void __launch_bounds__(32, SE_COOP_MAX_WARPS_PER_SM)
     const double *vk = d.v + grp.base + cl0 + 2 * q + (int64_t)(hi - 1 - k0) * W;
     unsigned sk = (unsigned)__cvta_generic_to_shared(smem + (k0 * 32 + j * G + 2 * q));
     for (int k = k0; k < nrows; k += 2, vk -= 2 * W, sk += 64 * sizeof(double))
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(sk), "l"(vk) : "memory");
+      copy16_async_s(sk, vk);
   } else {
     const double *vk = V + (int64_t)(hi - 1) * W; // row hi - 1 - k
     unsigned sk = (unsigned)__cvta_generic_to_shared(Sj);
     for (int k = 0; k < nj; k++, vk -= W, sk += 32 * sizeof(double))
-      asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(sk), "l"(vk) : "memory");
+      copy8_async_s(sk, vk);
   }
   // an hh step's row state past the L1 (ld.global.cg), which it leaves to the plan's records
   auto load_hh_state = [&](hh_rec &r) {
@@ -374,40 +374,30 @@ __global__ void __launch_bounds__(32, SE_COOP_MAX_WARPS_PER_SM)
     return ev_rec{*reinterpret_cast<const double2 *>(q), *reinterpret_cast<const int4 *>(q + 1),
                   *reinterpret_cast<const int4 *>(q + 2), *reinterpret_cast<const int4 *>(q + 3)};
   };
-  stage_ev(0, false);
-  stage_ev(1, false);
+  // the walker's pass over the events, downwards or upwards, step(record) at each; the warp's
+  // lanes stage the batches together
+  auto walk_events = [&](bool up, auto &&step) {
+    stage_ev(0, up);
+    stage_ev(1, up);
+    for (int b = 0; 8 * b < nev_w; b++) {
+      copy_wait<1>();
+      __syncwarp(); // batch b landed; batch b - 1 read by all
+      stage_ev(b + 2, up);
+      if (walker) {
+        const se_coop_chunk *const q = ring + (b % 3) * 32;
+#pragma unroll
+        for (int u = 0; u < 8; u++) {
+          if (u == R && 8 * b + R >= nev_w) // n_ev is a multiple of R
+            break;
+          step(read_ev(q + 4 * u));
+        }
+      }
+    }
+  };
   double cb = 0.0, cd = 0.0;
-  for (int b = 0; 8 * b < nev_w; b++) {
-    copy_wait<1>();
-    __syncwarp(); // batch b landed; batch b - 1 read by all
-    stage_ev(b + 2, false);
-    if (walker) {
-      const se_coop_chunk *const q = ring + (b % 3) * 32;
-#pragma unroll
-      for (int u = 0; u < 8; u++) {
-        if (u == R && 8 * b + R >= nev_w) // n_ev is a multiple of R
-          break;
-        event_down(read_ev(q + 4 * u), cb, cd);
-      }
-    }
-  }
+  walk_events(false, [&](const ev_rec &r) { event_down(r, cb, cd); });
   __syncwarp(); // the ring read by all
-  stage_ev(0, true);
-  stage_ev(1, true);
-  for (int b = 0; 8 * b < nev_w; b++) {
-    copy_wait<1>();
-    __syncwarp();
-    stage_ev(b + 2, true);
-    if (walker) {
-      const se_coop_chunk *const q = ring + (b % 3) * 32;
-#pragma unroll
-      for (int u = 0; u < 8; u++) {
-        if (u == R && 8 * b + R >= nev_w)
-          break;
-        event_up(read_ev(q + 4 * u));
-      }
-    }
-  }
+  walk_events(true, event_up);
   __syncwarp();
 
   // ---- 3b: complete rows substituted, ranges upwards (a boundary row's record has PREV
@@ -470,7 +460,8 @@ __global__ void __launch_bounds__(32, SE_COOP_MAX_WARPS_PER_SM)
 
 template <int L> void launch_coop(const se_neurons_device *d, const se_coop_device *cp, double t,
                                   int update_gates, cudaStream_t stream) {
-  step_coop<L><<<(unsigned)cp->n_warps, 32, se_coop_warp_smem(cp->slots, L), stream>>>(*d, *cp, t, update_gates);
+  step_coop<L><<<(unsigned)cp->n_warps, 32, se_coop_warp_smem(cp->slots, L), stream>>>(
+      *d, *cp, t, update_gates);
 }
 
 } // namespace

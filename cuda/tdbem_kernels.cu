@@ -112,14 +112,6 @@ __global__ void __launch_bounds__(WARPS * 32) fb_kernel(se_tdbem_kernel_args a) 
   store_partial<NG>(a, tile, lane, acc);
 }
 
-/* cp.async of 16 bytes global -> shared (bypassing L1) to a 32-bit shared address or a generic
- * pointer to any type (commits and waits: copy_commit, copy_wait<N> of cuda/async_copy.cuh). */
-__device__ __forceinline__ void cp_async16_s(unsigned dst, const void *src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
-}
-__device__ __forceinline__ void cp_async16(void *dst, const void *src) {
-  cp_async16_s((unsigned)__cvta_generic_to_shared(dst), src);
-}
 /* Waits until at most `pending` groups are in flight, rounded down to 6, 4, 2, 1 or 0 (waiting
  * for a little more than needed keeps the branch short). */
 __device__ __forceinline__ void cp_async_wait_pending(int pending) {
@@ -207,7 +199,7 @@ __global__ void __launch_bounds__(WARPS * 32) cb_kernel(se_tdbem_kernel_args a) 
       for (int b = 0; b < GROUP; b += 512) {
         const int off = issued + b + 16 * lane;
         if (off < run_len)
-          cp_async16(ring + (off & MASK), src + off);
+          copy16_async_s((unsigned)__cvta_generic_to_shared(ring + (off & MASK)), src + off);
       }
       copy_commit();
       issued += GROUP;
@@ -497,8 +489,8 @@ __global__ void __launch_bounds__(WARPS * 32, NG <= 8 ? 8 : 4)
 #pragma unroll 1
     while (issued < limit) {
       const unsigned dst = ((unsigned)(issued + 16 * lane) & (unsigned)MASK) | ring;
-      cp_async16_s(dst, src);
-      cp_async16_s(dst + 512, src + 512);
+      copy16_async_s(dst, src);
+      copy16_async_s(dst + 512, src + 512);
       copy_commit();
       issued += GROUP;
       src += GROUP;
