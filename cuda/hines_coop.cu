@@ -356,6 +356,7 @@ struct CoopArgs {
   const uint32_t *goff;
   const double *u, *l, *d;
   double *rhs;
+  unsigned *next; // the groups handed out past each warp's first (0 between solves)
 };
 
 // G systems per warp (L = 32 / G lanes per system), ST pipeline stages, W16 16-byte copies.
@@ -622,8 +623,13 @@ template <int G> SE_HD inline void coop_zero(const CoopArgs &a, int lane, double
 SE_HD inline int coop_table_words(int n_steps) { return 2 * n_steps + (n_steps + 3) / 4 * 2; }
 
 // ---------------------------------------------------------------------------------------------
-// The kernel: persistent warps, each solving the groups of G systems k, k + warps, ... of the
-// batch; the step table copied once per CTA into shared memory.
+// The kernel: persistent warps; warp k solves group k of G systems first, then the groups a
+// counter in device memory hands out (one atomicAdd by lane 0 per group, drawn at the start of
+// the group before, so that its latency hides behind a backward sweep): a warp that shares its
+// scheduler, or its multiprocessor's memory path, with busier warps takes fewer groups (session
+// 7: 9-12 points of the copy bandwidth on the medium classes against the fixed order k, k +
+// warps, ..., docs/gpu-hines.md). The warp that draws the last ticket of a solve sets the counter
+// back to 0 for the next one. The step table is copied once per CTA into shared memory.
 //
 // The copy pipeline: chunk c goes to stage c % ST. A backward chunk waits for its stage, loads
 // it into registers, and, once every lane has loaded (__syncwarp), the same stage takes the
@@ -668,17 +674,15 @@ __global__ void __launch_bounds__(512) k_coop(CoopArgs a) {
   const int warp = threadIdx.x >> 5;
   int lane; // read once, opaque to the compiler, so that the lane's constants stay in registers
   asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
-  // Every warp runs the same number of rounds (so that the compiler knows the warp converged
-  // at each __syncwarp); a warp past the last group in the last round solves the last group
-  // again without storing it.
   const int64_t groups = (a.S + G - 1) / G, warps = (int64_t)gridDim.x * (blockDim.x >> 5);
-  const int64_t rounds = (groups + warps - 1) / warps;
   const int64_t k0 = (int64_t)blockIdx.x * (blockDim.x >> 5) + warp;
+  if (k0 >= groups) // the last CTA's warps past the last group (they draw no ticket)
+    return;
   double *stage = se_coop_sm + coop_table_words(n_steps) + warp * a.warp_words;
   double *cells = stage + CoopShape<G, ST, W16>::STAGE;
   const int g = lane % G, j = lane / G;
   CoopPieces<G, ST, W16> pc;
-  int64_t s0 = (k0 < groups ? k0 : groups - 1) * G;
+  int64_t s0 = k0 * G;
   coop_pieces<G, ST, W16>(a, lane, coop_base(a, s0), coop_valid(a, s0, G), &pc);
   coop_zero<G>(a, lane, cells);
   const int nc = a.MB / COOP_CH;
@@ -687,7 +691,15 @@ __global__ void __launch_bounds__(512) k_coop(CoopArgs a) {
   int4 op[COOP_CH];
   double2 hg[COOP_CH];
   coop_ops<G>(steps, 0, j, op);
-  for (int64_t round = 0; round < rounds; round++) {
+  for (;;) {
+    // the next group's ticket: tickets warps + t < groups are groups; the warps draw one ticket
+    // each past them, the last of which is groups - 1 (for any grid)
+    unsigned ticket = 0;
+    if (lane == 0) {
+      ticket = atomicAdd(a.next, 1u);
+      if (ticket == groups - 1)
+        *a.next = 0u; // every other warp has drawn its last ticket: the counter for the next solve
+    }
     double cy[4] = {0.0, 0.0, 0.0, 0.0}, xc = 0.0;
     // the chunks whose stage takes chunk c + ST (unrolled by 2, so that the entries read ahead
     // alternate between two sets of registers instead of being moved), then the last ST
@@ -699,10 +711,11 @@ __global__ void __launch_bounds__(512) k_coop(CoopArgs a) {
     coop_fwd_hg<G>(op, lane, cells, hg, true); // the first forward chunk: row 0's h zeroed
     uint2 go = coop_goff<G>(goff, nc - 1, j); // the x-store offsets, read one chunk ahead
     char *X = reinterpret_cast<char *>(a.rhs + coop_base(a, s0) + g);
-    const bool live = k0 + round * warps < groups && g < coop_valid(a, s0, G);
-    if (round + 1 < rounds) { // the stages are free: the next group's first chunks
-      const int64_t k = k0 + (round + 1) * warps;
-      s0 = (k < groups ? k : groups - 1) * G;
+    const bool live = g < coop_valid(a, s0, G);
+    const int64_t k = warps + (int64_t)__shfl_sync(0xffffffffu, ticket, 0);
+    const bool more = k < groups;
+    if (more) { // the stages are free: the next group's first chunks
+      s0 = k * G;
       coop_pieces<G, ST, W16>(a, lane, coop_base(a, s0), coop_valid(a, s0, G), &pc);
       for (int c = 0; c < ST; c++)
         coop_issue<G, ST, W16>(pc, goff, c, j, stage, c < nc);
@@ -711,6 +724,8 @@ __global__ void __launch_bounds__(512) k_coop(CoopArgs a) {
       __syncwarp(); // a level's x before the level below reads it
       coop_fwd<G>(a, steps, goff, c, lane, cells, X, live, xc, op, hg, go);
     }
+    if (!more)
+      break;
   }
 }
 
@@ -825,6 +840,10 @@ int check_coop_tree(const int32_t *parent, int32_t n, int64_t n_systems, se_hine
   if (n < 1 || !parent || n_systems < 1)
     SE_FAIL(err, SE_ERR_ARG, "COOP kernel: %d rows, %lld systems (at least 1 each)", n,
             (long long)n_systems);
+  if (n_systems >= ((int64_t)1 << 31))
+    SE_FAIL(err, SE_ERR_UNSUPPORTED,
+            "COOP kernel: %lld systems (the kernel's group counter is 32-bit: fewer than 2^31)",
+            (long long)n_systems);
   if (layout == SE_HINES_LAYOUT_FULL && (int64_t)n * n_systems >= ((int64_t)1 << 29))
     SE_FAIL(err, SE_ERR_UNSUPPORTED,
             "COOP kernel: %d rows x %lld systems in the full layout (32-bit byte offsets of the "
@@ -892,12 +911,12 @@ long coop_warps(int32_t n, int64_t S, const CoopTree &t, const se_hines_coop_con
   return spread < w ? (long)spread : w;
 }
 
-// Fits the settings c to the plan t of S systems: the stages (c.stages = 0: when 4 stages give
-// every scheduler a warp (4 or more warps per CTA), the deeper pipeline of 6 or 5 stages that
-// keeps those warps, else 4; session 5, run 4: medium L 4 with 6 stages 64.0% of copy against
-// 61.1%, small-high L 2 with 5 stages 84.8% against 84.2%, while with 2 or 3 warps per CTA
-// (big classes) deeper pipelines measured 1-2 points slower), the warps per CTA (coop_warps)
-// and the shared memory; fills *info.
+// Fits the settings c to the plan t of S systems: the stages (c.stages = 0: the deeper pipeline
+// of 6 or 5 stages where it keeps the warps of 4 stages, else 4; session 5, run 4: medium L 4
+// with 6 stages 64.0% of copy against 61.1%, small-high L 2 with 5 stages 84.8% against 84.2%;
+// session 7, with the groups from a counter: big-high L 8 (3 warps) 62.1% against 56.2%, big-low
+// 44.3% against 41.0%, where the fixed order had measured deeper pipelines 1-2 points slower at
+// 2 or 3 warps per CTA), the warps per CTA (coop_warps) and the shared memory; fills *info.
 int coop_fit(int32_t n, int64_t S, const CoopTree &t, se_hines_coop_config c,
              const se_hines_device_limits &lim, se_hines_coop_info *info, se_error *err) {
   const int G = 32 / c.lanes;
@@ -908,7 +927,7 @@ int coop_fit(int32_t n, int64_t S, const CoopTree &t, se_hines_coop_config c,
     for (int st : {6, 5}) {
       long fit_st = 0;
       coop_warps(n, S, t, c, st, lim, &fit_st);
-      if (w4 >= 4 && fit_st >= w4) {
+      if (w4 >= 1 && fit_st >= w4) {
         c.stages = st;
         break;
       }
@@ -988,6 +1007,7 @@ CoopArgs coop_args(const se_hines_batch_view &v, const CoopTree &t, const se_hin
   a.l = l;
   a.d = d;
   a.rhs = rhs;
+  a.next = nullptr;
   return a;
 }
 
@@ -1001,6 +1021,7 @@ struct se_hines_coop {
   CoopTree tree;
   se_hines_coop_info info;
   bool w16;
+  unsigned *d_next; // the kernel's group counter (0 between solves: the kernel resets it)
   unsigned grid; // CTAs of a solve: as many as are resident at once, at most one per 32 W G systems
   int4 *d_steps;
   uint32_t *d_goff;
@@ -1011,6 +1032,7 @@ extern "C" void se_hines_coop_destroy(se_hines_coop *p) {
     return;
   cudaFree(p->d_steps);
   cudaFree(p->d_goff);
+  cudaFree(p->d_next);
   delete p;
 }
 
@@ -1025,6 +1047,8 @@ static int coop_create_inner(se_hines_coop *p, const se_hines_batch_view &v,
   const size_t gbytes = p->tree.goff.size() * sizeof(uint32_t);
   SE_CUDA_CHECK(err, cudaMalloc((void **)&p->d_steps, bytes));
   SE_CUDA_CHECK(err, cudaMalloc((void **)&p->d_goff, gbytes));
+  SE_CUDA_CHECK(err, cudaMalloc((void **)&p->d_next, sizeof(unsigned)));
+  SE_CUDA_CHECK(err, cudaMemset(p->d_next, 0, sizeof(unsigned)));
   SE_CUDA_CHECK(err, cudaMemcpy(p->d_steps, p->tree.enc.data(), bytes, cudaMemcpyHostToDevice));
   SE_CUDA_CHECK(err, cudaMemcpy(p->d_goff, p->tree.goff.data(), gbytes, cudaMemcpyHostToDevice));
   coop_kernel_fn fn = coop_kernel(p->info.cfg, p->w16);
@@ -1087,7 +1111,8 @@ extern "C" int se_hines_coop_solve(const se_hines_coop *p, se_hines_batch *batch
     SE_FAIL(err, SE_ERR_ARG, "COOP solve: the plan was made for another batch");
   se_hines_batch_view v;
   se_hines_batch_get_view(batch, &v);
-  const CoopArgs a = coop_args(v, p->tree, p->info, p->d_steps, p->d_goff, v.u, v.l, v.d, v.rhs);
+  CoopArgs a = coop_args(v, p->tree, p->info, p->d_steps, p->d_goff, v.u, v.l, v.d, v.rhs);
+  a.next = p->d_next;
   coop_kernel_fn fn = coop_kernel(p->info.cfg, p->w16);
   fn<<<p->grid, 32 * p->info.cfg.warps, p->info.shared_bytes, v.stream>>>(a);
   SE_CUDA_CHECK_LAUNCH(err, "the COOP kernel");
@@ -1128,16 +1153,18 @@ extern "C" int se_hines_coop_emulate(const int32_t *parent, int32_t n, int64_t n
 // The automatic COOP settings (docs/gpu-hines.md, "Automatic settings"), costed in
 // multiprocessor cycles like the STREAM candidates of hines_mono.cu (se_hines_auto_cost):
 //   bytes    40 x compartments / (SMs x bytes per cycle and SM)
-//   latency  waves x steps x tau, tau = COOP_STEP_CYCLES + COOP_STEP_CYCLES_WARP x
+//   latency  rounds x steps x tau, rounds = groups / resident warps (at least 1: the counter
+//            shares the groups evenly), tau = COOP_STEP_CYCLES + COOP_STEP_CYCLES_WARP x
 //            max(0, w - 1): a step (backward and forward) costs a warp COOP_STEP_CYCLES when
 //            it has its scheduler to itself; each further warp on the scheduler (w warps)
 //            adds COOP_STEP_CYCLES_WARP
-// cost = max + 1/4 min. The two constants are fitted (least squares of the log ratio) to the 24
-// measured times of L 2, 4, 8 x 1 CTA and L 4 x 2 CTAs, 4 stages, at 256 000 neurons of
-// session 5's device run 1 (rms error 6%, every setting within 15%; about 97 instructions per
-// step at 3.8 cycles each with one warp per scheduler).
-static const double COOP_STEP_CYCLES = 372.0;
-static const double COOP_STEP_CYCLES_WARP = 226.0;
+// cost = max + 1/4 min. The two constants are fitted (least squares of the log ratio, grid of
+// 2 cycles) to the 34 measured times of L 2, 4, 8 x 1, 2 CTAs, automatic stages, at 256 000
+// neurons of session 7's third device run (groups from the counter; rms error 9%, the largest
+// errors at L 8 on the medium classes, up to 19% optimistic, and big-high L 8 with 2 CTAs, 30%
+// pessimistic, none of them a choice; docs/bench/gpu_hines_s7_candidates.csv).
+static const double COOP_STEP_CYCLES = 246.0;
+static const double COOP_STEP_CYCLES_WARP = 248.0;
 
 // Candidates: lanes 4, 2, 8 (one plan each) x 1, 2 CTAs per multiprocessor; ties go to the
 // earlier candidate: 1 CTA before 2 (run 4: 1 CTA measured 2-9% faster on the medium and big
@@ -1149,13 +1176,16 @@ static const int coop_candidate_ctas[] = {1, 2};
 static double coop_cost(const se_hines_coop_info &info, int32_t n, int64_t n_systems,
                         const se_hines_device_limits &lim) {
   const int G = info.systems_per_warp, W = info.cfg.warps;
+  const int64_t groups = (n_systems + G - 1) / G;
   double waves;
-  int64_t resident;
-  se_hines_auto_waves(((n_systems + G - 1) / G + W - 1) / W, info.cfg.ctas_per_sm, lim.sms,
-                      &waves, &resident);
+  int64_t resident; // CTAs per multiprocessor
+  se_hines_auto_waves((groups + W - 1) / W, info.cfg.ctas_per_sm, lim.sms, &waves, &resident);
+  // the persistent warps share the groups evenly (the counter): rounds need not be whole
+  const double rounds = (double)groups / ((double)resident * lim.sms * W);
   const double w = (double)(resident * W) / 4.0; // warps per scheduler
   const double tau = COOP_STEP_CYCLES + COOP_STEP_CYCLES_WARP * (w > 1.0 ? w - 1.0 : 0.0);
-  return se_hines_auto_cost(40.0, n, n_systems, lim.sms, waves * (double)info.steps * tau);
+  return se_hines_auto_cost(40.0, n, n_systems, lim.sms,
+                            (rounds > 1.0 ? rounds : 1.0) * (double)info.steps * tau);
 }
 
 extern "C" int se_hines_coop_choose(const int32_t *parent, int32_t n, int64_t n_systems,

@@ -419,16 +419,18 @@ static void check_coop_emulation(se_test_state *st, const tree *trees, int n_tre
 }
 
 /* The automatic COOP settings on the H200 at 256 000 neurons (Block-Interleaved): the cost
- * model must pick the lanes measured fastest among L 2, 4, 8 x 1, 2 CTAs (device run 1 of
- * session 5): L 2 (small-low 84.4% of copy against 77.2% for L 4, small-high 84.3% against
- * 53.9%), L 4 (medium-low 59.2% against 49.3% for L 8, medium-high 62.1% against 51.6%, big-low
- * 34.4% against 30.9%), L 8 (big-high 44.3% against 36.9%). The automatic stages must be
- * those measured fastest among 4, 5, 6 in session 5's run 4 where they keep the warps: 4 for
- * small-low (5 stages lose a warp), 5 for small-high (84.8% against 84.2%), 6 for the medium
- * classes (medium-high 64.0% against 61.1%), 4 for the big classes (2-3 warps per CTA: deeper
- * pipelines 1-2 points slower). The flat layout is refused. */
+ * model must pick the lanes measured fastest among L 2, 4, 8 x 1, 2 CTAs (session 7's third
+ * device run, groups from the counter, docs/bench/gpu_hines_s7_candidates.csv): L 2 (small-low
+ * 92.1% of copy against 74.9% for L 4, small-high 91.2% against 65.2%), L 4 (medium-low 80.1%
+ * against 57.5% for L 8, medium-high 82.6% against 59.4%, big-low 51.1% against 44.0%), L 8
+ * (big-high 61.7% against 54.3%). The automatic stages must be 6 or 5 where they keep the
+ * warps of 4 stages: 6 for the medium classes (session 5's run 4: medium-high 64.0% against
+ * 61.1%) and, since session 7, for the big classes (big-high L 8 62.1% against 56.2% with 4
+ * stages, big-low L 8 44.3% against 41.0%); the small classes take 2 CTAs of 3 warps per
+ * multiprocessor with 6 stages (measured 0.3-0.7% faster than 1 CTA of 7 warps with 4 or 5,
+ * the model's choice since its session-7 refit). The flat layout is refused. */
 static void check_coop_choice(se_test_state *st, const tree *trees) {
-  const int want_lanes[6] = {2, 2, 4, 4, 4, 8}, want_stages[6] = {4, 5, 6, 6, 4, 4};
+  const int want_lanes[6] = {2, 2, 4, 4, 4, 8}, want_stages[6] = {6, 6, 6, 6, 6, 6};
   for (int ti = 0; ti < 6; ti++) {
     se_hines_coop_config c;
     double cycles = 0.0;
@@ -655,15 +657,16 @@ static void check_gpu_errors(se_test_state *st, const tree *t) {
 }
 
 /* The automatic choice at 256 000 neurons (Block-Interleaved, BS 32) on the device: COOP where
- * device run 1 of session 5 measured it clearly faster than every STREAM setting (small-low
- * 84.4% of copy against 61.9%, small-high 84.3% against 61.0%, medium-low 59.2% against 50.4%,
- * medium-high 62.1% against 49.3%), STREAM for big-low (COOP at most 34.4% against 48.5%);
- * big-high may go either way (COOP L 8 44.3%, STREAM 45.7%: the STREAM model is 11%
- * pessimistic there, docs/gpu-hines.md). The COOP kernel on the flat layout is refused. */
+ * session 7's third device run measured it clearly faster than the STREAM settings there
+ * (fractions of the copy bandwidth at 40 B, docs/bench/gpu_hines_s7_final_kernel.txt: small-low
+ * 92.1% against 62.0%, small-high 91.2% against 61.0%, medium-low 80.1% against 50.4%,
+ * medium-high 82.6% against 49.3%, big-high 61.7% against 45.7%); big-low may go either way
+ * (COOP L 4 51.1%, STREAM 48.5%: the two models 2% apart, docs/gpu-hines.md). The COOP kernel
+ * on the flat layout is refused. */
 static void check_gpu_auto_choice(se_test_state *st, const tree *trees) {
   const se_hines_kernel want[6] = {SE_HINES_KERNEL_COOP, SE_HINES_KERNEL_COOP,
                                    SE_HINES_KERNEL_COOP, SE_HINES_KERNEL_COOP,
-                                   SE_HINES_KERNEL_STREAM, SE_HINES_KERNEL_AUTO};
+                                   SE_HINES_KERNEL_AUTO, SE_HINES_KERNEL_COOP};
   for (int ti = 0; ti < 6; ti++) {
     se_error err = {0};
     se_hines_batch *b = NULL;
