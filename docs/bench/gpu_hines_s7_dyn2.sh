@@ -1,5 +1,7 @@
 # Second device run of session 7 (docs/gpu-hines.md, "Session 7: groups handed out from a
-# counter"), after docs/bench/gpu_hines_s7_dyn.sh: (1) where the gain comes from: the committed
+# counter"), after docs/bench/gpu_hines_s7_dyn.sh (its switch is gone since the committed form:
+# apply docs/bench/gpu_hines_s7_dyn_switch.patch to cuda/hines_coop.cu of commit 162f255 to
+# rerun this script): (1) where the gain comes from: the committed
 # loop (SE_COOP_DYN=0), the counter (1), and the new loop with the static order k, k + warps, ...
 # (2), interleaved; (2) the COOP candidates of the automatic choice (L 2, 4, 8 x 1, 2 CTAs per
 # SM, automatic stages) on the six classes with the counter, to refit the cost model, and the
