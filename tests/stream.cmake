@@ -1,4 +1,6 @@
-# The streaming ("fused2") step's algorithm: its host reference (src/neurons_stream.c) against the
-# CPU backend (docs/gpu.md). Runs without a GPU; the kernel itself is checked by e2e_gpu.
+# The streaming ("fused2") and coop steps' algorithms: their host models (src/neurons_stream.c,
+# src/neurons_coop.c) against the CPU backend (docs/gpu.md); where a GPU is visible, the fused2
+# and coop kernels themselves too. Runs without a GPU (label unit); labelled gpu as well, so that
+# `ctest -L gpu` (tools/device/check.sh) runs the kernels on the device.
 se_test_program(test_stream ${CMAKE_CURRENT_SOURCE_DIR}/test_stream.c)
-se_add_test(engine_stream RANKS 1 LABELS unit COMMAND $<TARGET_FILE:test_stream>)
+se_add_test(engine_stream RANKS 1 LABELS unit gpu COMMAND $<TARGET_FILE:test_stream>)
