@@ -985,10 +985,6 @@ uint32_t coop_stride(se_hines_layout layout, int64_t S, int32_t bs) {
   return (uint32_t)(layout == SE_HINES_LAYOUT_FULL ? S : bs);
 }
 
-// Whether the copies are 16-byte pieces: BLOCK (padded to whole blocks), FULL with an even S.
-bool coop_w16(se_hines_layout layout, int64_t S) {
-  return layout == SE_HINES_LAYOUT_BLOCK || S % 2 == 0;
-}
 
 CoopArgs coop_args(const se_hines_batch_view &v, const CoopTree &t, const se_hines_coop_info &info,
                    const int4 *steps, const uint32_t *goff, const double *u, const double *l,
@@ -1042,7 +1038,7 @@ static int coop_create_inner(se_hines_coop *p, const se_hines_batch_view &v,
   SE_TRY(check_coop_tree(v.parent, v.n, v.n_systems, v.layout, err));
   SE_TRY(coop_resolve(v.parent, v.n, v.n_systems, coop_stride(v.layout, v.n_systems, v.bs), cfg,
                       lim, &p->tree, &p->info, err));
-  p->w16 = coop_w16(v.layout, v.n_systems);
+  p->w16 = se_hines_copy16(v.layout, v.n_systems);
   const size_t bytes = p->tree.enc.size() * sizeof(int4);
   const size_t gbytes = p->tree.goff.size() * sizeof(uint32_t);
   SE_CUDA_CHECK(err, cudaMalloc((void **)&p->d_steps, bytes));
@@ -1141,7 +1137,7 @@ extern "C" int se_hines_coop_emulate(const int32_t *parent, int32_t n, int64_t n
   v.n_systems = n_systems;
   v.layout = layout;
   const CoopArgs a = coop_args(v, t, inf, t.enc.data(), t.goff.data(), u, l, d, rhs);
-  if (coop_w16(layout, n_systems))
+  if (se_hines_copy16(layout, n_systems))
     coop_emulate_w<true>(a, inf.cfg);
   else
     coop_emulate_w<false>(a, inf.cfg);

@@ -665,8 +665,7 @@ int plan_stream(const int32_t *parent, int32_t n, se_hines_layout layout, int64_
   plan->R = (int32_t)R;
   plan->words = (int)(stage_words + 2 * R + 2 * (long)plan->slots);
   plan->smem = ops_bytes + (size_t)plan->words * 8 * T;
-  plan->w16 = layout == SE_HINES_LAYOUT_BLOCK ||
-              (layout == SE_HINES_LAYOUT_FULL && n_systems % 2 == 0);
+  plan->w16 = se_hines_copy16(layout, n_systems);
   return SE_OK;
 }
 
@@ -812,16 +811,6 @@ extern "C" const char *se_hines_layout_name(se_hines_layout layout) {
     return "block";
   }
   return "(unknown layout)";
-}
-
-extern "C" int se_hines_check_parents(const int32_t *parent, int32_t n, const char *who,
-                                      se_error *err) {
-  if (parent[0] != -1)
-    SE_FAIL(err, SE_ERR_ARG, "%s: parent[0] = %d, must be -1", who, parent[0]);
-  for (int32_t i = 1; i < n; i++)
-    if (parent[i] < 0 || parent[i] >= i)
-      SE_FAIL(err, SE_ERR_ARG, "%s: parent[%d] = %d, must be in 0..%d", who, i, parent[i], i - 1);
-  return SE_OK;
 }
 
 static int check_tree(const int32_t *parent, int32_t n, int64_t n_systems, se_hines_layout layout,

@@ -27,12 +27,14 @@
 #ifndef SE_HINES_MONO_H
 #define SE_HINES_MONO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <cuda_runtime_api.h>
 
 #include "simengine/error.h"
+#include "hines_tree.h"
 #include "se_random.h"
 
 #ifdef __cplusplus
@@ -121,6 +123,12 @@ static inline SE_HINES_HD int64_t se_hines_index(se_hines_layout layout, int32_t
   }
 }
 
+/* Whether the batched kernels copy a row's values 16 bytes (two systems) at a time: BLOCK (padded
+ * to whole blocks) and FULL with an even number of systems; FLAT rows are not contiguous. */
+static inline bool se_hines_copy16(se_hines_layout layout, int64_t n_systems) {
+  return layout == SE_HINES_LAYOUT_BLOCK || (layout == SE_HINES_LAYOUT_FULL && n_systems % 2 == 0);
+}
+
 /* Number of doubles of each array in a layout (BLOCK includes the padding of the last block). */
 static inline SE_HINES_HD int64_t se_hines_array_size(se_hines_layout layout, int32_t n,
                                                       int64_t n_systems, int32_t bs) {
@@ -176,10 +184,6 @@ int se_hines_batch_download(const se_hines_batch *batch, se_hines_layout host_la
 /* Copies rows 0..n-1 of system s of one array (0 u, 1 l, 2 d, 3 rhs) to x[0..n-1]. Synchronous. */
 int se_hines_batch_download_system(const se_hines_batch *batch, int which, int64_t s, double *x,
                                   se_error *err);
-
-/* SE_OK when parent (n rows) is a Hines tree: parent[0] = -1, 0 <= parent[i] < i; else
- * SE_ERR_ARG naming the first bad entry, the message prefixed by who. Not collective. */
-int se_hines_check_parents(const int32_t *parent, int32_t n, const char *who, se_error *err);
 
 /* The device limits a kernel setting is checked against (shared memory and multiprocessors). */
 typedef struct se_hines_device_limits {

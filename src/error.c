@@ -62,9 +62,8 @@ int se_mpi_agree(MPI_Comm comm, int rc, se_error *err) {
   se_error local = {SE_OK, ""};
   if (!err)
     err = &local;
-  int rank = 0, size = 1;
+  int rank = 0;
   SE_MPI_CHECK(err, MPI_Comm_rank(comm, &rank));
-  SE_MPI_CHECK(err, MPI_Comm_size(comm, &size));
   struct {
     int ok, rank;
   } in = {rc == SE_OK, rank}, out;
@@ -75,7 +74,7 @@ int se_mpi_agree(MPI_Comm comm, int rc, se_error *err) {
   SE_MPI_CHECK(err, MPI_Bcast(&code, 1, MPI_INT, out.rank, comm));
   SE_MPI_CHECK(err, MPI_Bcast(err->message, (int)sizeof err->message, MPI_CHAR, out.rank, comm));
   err->code = (se_code)code;
-  if (size > 1 && out.rank != rank && strncmp(err->message, "on rank ", 8) != 0)
+  if (out.rank != rank && strncmp(err->message, "on rank ", 8) != 0)
     se_error_prepend(err, "on rank %d: ", out.rank);
   return code;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hines_tree.h"
 #include "se_error.h"
 
 se_hines_edd_options se_hines_edd_options_default(void) {
@@ -275,14 +276,7 @@ int se_hines_edd_plan_create(const int32_t *parent, int32_t n, const se_hines_ed
     SE_FAIL(err, SE_ERR_ARG, "EDD plan: K = %d is out of range (2 .. %d)", o.k, SE_EDD_KMAX);
   if (o.seq_rows < 1)
     SE_FAIL(err, SE_ERR_ARG, "EDD plan: seq_rows = %d must be >= 1", (int)o.seq_rows);
-  if (parent[0] != -1)
-    SE_FAIL(err, SE_ERR_ARG, "EDD plan: row 0 must be the root (parent -1), its parent is %d",
-            (int)parent[0]);
-  for (int32_t i = 1; i < n; i++)
-    if (parent[i] < 0 || parent[i] >= i)
-      SE_FAIL(err, SE_ERR_ARG,
-              "EDD plan: row %d has parent %d; parents must come first (0 <= parent[i] < i)",
-              (int)i, (int)parent[i]);
+  SE_TRY(se_hines_check_parents(parent, n, "EDD plan", err));
   se_hines_edd_plan *p = calloc(1, sizeof *p);
   if (!p)
     SE_FAIL(err, SE_ERR_NOMEM, "EDD plan: out of memory");

@@ -610,10 +610,10 @@ static int gpu_capacity(const se_neuron_model *m, const int64_t *weights, int64_
   }
   for (int64_t c = 0; c < n; c++) {
     int32_t mo = m->cell_morphology[begin + c];
-    if (!seen[mo])
-      budget -= (double)(width - 1) * (double)(per_comp * weights[begin + c] + per_cell);
-    seen[mo] = 1;
     cost[c] = per_comp * weights[begin + c] + per_cell;
+    if (!seen[mo])
+      budget -= (double)(width - 1) * (double)cost[c];
+    seen[mo] = 1;
   }
   qsort(cost, (size_t)n, sizeof *cost, int64_descending); /* the largest cells first */
   int64_t k = 0;

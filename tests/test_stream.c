@@ -26,12 +26,10 @@ enum { N_MORPH = 8, COPIES = 3 };
 static void random_tree(se_morphology *mo, int32_t n, double p_chain, const int32_t *regions,
                         int n_regions, uint64_t *rng) {
   mo->n_compartments = n;
-  mo->parent = calloc((size_t)n, sizeof *mo->parent);
-  mo->length = calloc((size_t)n, sizeof *mo->length);
-  mo->diameter = calloc((size_t)n, sizeof *mo->diameter);
-  mo->region = calloc((size_t)n, sizeof *mo->region);
-  if (!mo->parent || !mo->length || !mo->diameter || !mo->region)
-    abort();
+  mo->parent = se_test_calloc((size_t)n, sizeof *mo->parent);
+  mo->length = se_test_calloc((size_t)n, sizeof *mo->length);
+  mo->diameter = se_test_calloc((size_t)n, sizeof *mo->diameter);
+  mo->region = se_test_calloc((size_t)n, sizeof *mo->region);
   for (int32_t i = 0; i < n; i++) {
     mo->parent[i] = i == 0 ? -1
                     : se_rand_uniform(rng, 0, 1) < p_chain
@@ -125,11 +123,9 @@ static void run_config(se_test_state *st, const se_neuron_model *m, config cfg) 
   }
   int onchip = cfg.onchip && tab.slots <= SE_STREAM_MAX_SLOTS;
   int64_t nc = m->n_cells, steps = se_neuron_model_steps(m), spikes_a = 0, spikes_b = 0;
-  double *before = calloc((size_t)nc, sizeof *before), *after = calloc((size_t)nc, sizeof *after);
-  double *ta = calloc((size_t)nc * 1000, sizeof *ta), *tb = calloc((size_t)nc * 1000, sizeof *tb);
-  int64_t *na = calloc((size_t)nc, sizeof *na), *nb = calloc((size_t)nc, sizeof *nb);
-  if (!before || !after || !ta || !tb || !na || !nb)
-    abort();
+  double *before = se_test_calloc((size_t)nc, sizeof *before), *after = se_test_calloc((size_t)nc, sizeof *after);
+  double *ta = se_test_calloc((size_t)nc * 1000, sizeof *ta), *tb = se_test_calloc((size_t)nc * 1000, sizeof *tb);
+  int64_t *na = se_test_calloc((size_t)nc, sizeof *na), *nb = se_test_calloc((size_t)nc, sizeof *nb);
   double max_dv = 0.0, max_gate = 0.0;
   int update = 0;
   for (int64_t step = 0; step < steps; step++) {
@@ -306,10 +302,10 @@ static void run_gpu(se_test_state *st, const se_neuron_model *m, int kernel, int
   int64_t nc = m->n_cells, steps = se_neuron_model_steps(m), count[2] = {0, 0};
   double *times[2];
   int64_t *cells[2];
-  times[0] = calloc((size_t)nc * 1000, sizeof(double));
-  times[1] = calloc((size_t)nc * 1000, sizeof(double));
-  cells[0] = calloc((size_t)nc * 1000, sizeof(int64_t));
-  cells[1] = calloc((size_t)nc * 1000, sizeof(int64_t));
+  times[0] = se_test_calloc((size_t)nc * 1000, sizeof(double));
+  times[1] = se_test_calloc((size_t)nc * 1000, sizeof(double));
+  cells[0] = se_test_calloc((size_t)nc * 1000, sizeof(int64_t));
+  cells[1] = se_test_calloc((size_t)nc * 1000, sizeof(int64_t));
   double max_dv = 0.0, max_gate = 0.0;
   for (int64_t step = 1; step <= steps; step++) {
     if (se_neurons_step(a, &err) != SE_OK || se_neurons_step(b, &err) != SE_OK) {

@@ -12,15 +12,11 @@
 
 #include <mpi.h>
 
+#include "se_random.h"
 #include "se_test.h"
 #include "se_test_mpi.h"
 #include "simengine/tdbem.h"
 
-/* A small deterministic generator (the same matrices on every run). */
-static double uniform(uint64_t *state) {
-  *state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
-  return (double)(*state >> 11) / 9007199254740992.0;
-}
 
 /* A random M0 of order n, lower triangle: about `per_row` off-diagonal entries per row, most near
  * the diagonal, some anywhere, with values in [-0.5, 0.5]; the diagonal is 1 + the sum of the
@@ -34,11 +30,11 @@ static se_tdbem_m0 random_m0(int64_t n, int per_row, uint64_t seed) {
   double *dominance = calloc((size_t)n, sizeof *dominance);
   for (int64_t i = 1; i < n; i++)
     for (int e = 0; e < per_row; e++) {
-      int64_t j = uniform(&seed) < 0.8 ? i - 1 - (int64_t)(uniform(&seed) * 4)
-                                       : (int64_t)(uniform(&seed) * (double)i);
+      int64_t j = se_rand_u01(&seed) < 0.8 ? i - 1 - (int64_t)(se_rand_u01(&seed) * 4)
+                                       : (int64_t)(se_rand_u01(&seed) * (double)i);
       if (j < 0)
         continue;
-      double v = uniform(&seed) - 0.5;
+      double v = se_rand_u01(&seed) - 0.5;
       m.row[m.nnz] = (int32_t)i;
       m.col[m.nnz] = (int32_t)j;
       m.val[m.nnz++] = v;
@@ -47,7 +43,7 @@ static se_tdbem_m0 random_m0(int64_t n, int per_row, uint64_t seed) {
     }
   for (int64_t i = 0; i < n; i++) {
     m.row[m.nnz] = m.col[m.nnz] = (int32_t)i;
-    m.val[m.nnz++] = 1.0 + dominance[i] + uniform(&seed);
+    m.val[m.nnz++] = 1.0 + dominance[i] + se_rand_u01(&seed);
   }
   free(dominance);
   return m;
@@ -133,7 +129,7 @@ static void check_solves(se_test_state *st, int rank, int64_t n, int per_row, in
   for (int r = 0; r < n_rhs; r++) {
     if (rank == 0)
       for (int64_t i = 0; i < n; i++)
-        x[i] = ref[i] = uniform(&seed) - 0.5 + (r == 0 ? 1.0 : 0.0);
+        x[i] = ref[i] = se_rand_u01(&seed) - 0.5 + (r == 0 ? 1.0 : 0.0);
     rc = se_tdbem_m0_solve(solver, x, &err);
     SE_EXPECT(st, rc == SE_OK, "N = %lld, rhs %d, rank %d: solve failed: %s", (long long)n, r,
               rank, err.message);

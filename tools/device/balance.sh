@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Balanced CPU + GPU workers on one GPU machine (docs/balance.md, "Measured"). Run from the
 # repository root after building (build-dev by default):
-#   source .devkit/env.sh; cmake -B build-dev ... && cmake --build build-dev -j16 \
-#     --target simengine simengine-prep compare_outputs test_neurons_state
+#   source .devkit/env.sh
+#   tools/device/build.sh simengine simengine-prep compare_outputs test_neurons_state
 #   OUT=/some/dir bash tools/device/balance.sh [BUILD_DIR]
 # It checks the state moves with a CUDA engine (test_neurons_state gpu), prepares a mixed
 # population (~2.8 M compartments), runs it on 1 rank with the GPU alone, the CPU alone, and the
