@@ -428,7 +428,7 @@ SE_HD inline void coop_issue_at(const CoopPieces<G, ST, W16> &pc, uint2 off2, in
       double *dst = sst + kk * Sh::SW + r * (Sh::SW / Sh::NR);
       const double *src = reinterpret_cast<const double *>(pc.src[r] + off);
       if (W16)
-        copy16_async(dst, src);
+        copy16_async_l2(dst, src);
       else
         copy8_async(dst, src);
     }

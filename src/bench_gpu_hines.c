@@ -43,6 +43,8 @@ static const char *usage =
     "  --min-time S     time each variant for at least S seconds, at least 5 solves (default 0.2)\n"
     "  --copy-bytes N   buffer size of the copy-bandwidth measurement (default 2147483648)\n"
     "  --seed N         seed of the random systems (default 1)\n"
+    "  --l2-fetch B     set the device's L2 fetch granularity (cudaLimitMaxL2FetchGranularity,\n"
+    "                   0 to 128 bytes; default: the driver's)\n"
     "  --csv FILE       also write the rows as CSV\n"
     "\n"
     "A variant is LAYOUT[-KERNEL][-tT][-sST][-cC][-rR] or LAYOUT-coop[-lL][-sST][-wW][-cC]:\n"
@@ -279,13 +281,14 @@ int se_bench_gpu_hines(int argc, char **argv) {
   const char *variants = default_variants;
   const char *csv_path = NULL;
   double min_time = 0.2;
-  long long copy_bytes_arg = (long long)2 << 30, seed_arg = 1;
+  long long copy_bytes_arg = (long long)2 << 30, seed_arg = 1, l2_fetch = -1;
   const se_bench_opt opts[] = {{"--classes", SE_BENCH_STRING, &classes},
                                {"--sizes", SE_BENCH_STRING, &sizes},
                                {"--variants", SE_BENCH_STRING, &variants},
                                {"--min-time", SE_BENCH_DOUBLE, &min_time},
                                {"--copy-bytes", SE_BENCH_INT, &copy_bytes_arg},
                                {"--seed", SE_BENCH_INT, &seed_arg},
+                               {"--l2-fetch", SE_BENCH_INT, &l2_fetch},
                                {"--csv", SE_BENCH_STRING, &csv_path}};
   int parsed = se_bench_parse(argc, argv, "gpu-hines", usage, opts, sizeof opts / sizeof opts[0]);
   if (parsed >= 0)
@@ -328,6 +331,16 @@ int se_bench_gpu_hines(int argc, char **argv) {
     return 1;
   }
   se_error err = {0};
+  if (l2_fetch >= 0) {
+    size_t got = 0;
+    if (cudaDeviceSetLimit(cudaLimitMaxL2FetchGranularity, (size_t)l2_fetch) != cudaSuccess ||
+        cudaDeviceGetLimit(&got, cudaLimitMaxL2FetchGranularity) != cudaSuccess) {
+      fprintf(stderr, "simengine-bench gpu-hines: --l2-fetch %lld: the device refused it\n",
+              l2_fetch);
+      return 1;
+    }
+    printf("L2 fetch granularity: %zu B (asked %lld)\n", got, l2_fetch);
+  }
   double copy = 0.0;
   if (se_cuda_copy_bandwidth(copy_bytes, &copy, &err) != SE_OK) {
     fprintf(stderr, "simengine-bench gpu-hines: %s\n", err.message);
