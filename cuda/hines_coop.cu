@@ -971,18 +971,29 @@ int coop_plan_tree(const int32_t *parent, int32_t n, int64_t S, uint32_t rs,
   return coop_fit(n, S, *t, c, lim, info, err);
 }
 
+// Row stride of a layout (FULL: S; BLOCK: BS).
+uint32_t coop_stride(se_hines_layout layout, int64_t S, int32_t bs) {
+  return (uint32_t)(layout == SE_HINES_LAYOUT_FULL ? S : bs);
+}
+
+// SE_OK when a warp's systems (32 / lanes) lie in one block of the BLOCK layout (BS a multiple
+// of them: the copies and x stores of a group are offsets from its first system's row 0).
+int coop_block_fits(se_hines_layout layout, int32_t bs, int lanes, se_error *err) {
+  if (layout == SE_HINES_LAYOUT_BLOCK && bs % (32 / lanes) != 0)
+    SE_FAIL(err, SE_ERR_UNSUPPORTED,
+            "COOP kernel: %d lanes serve %d systems per warp, more than a block of %d holds",
+            lanes, 32 / lanes, bs);
+  return SE_OK;
+}
+
 // Resolves the settings asked for and builds the plan.
-int coop_resolve(const int32_t *parent, int32_t n, int64_t S, uint32_t rs,
+int coop_resolve(const int32_t *parent, int32_t n, int64_t S, se_hines_layout layout, int32_t bs,
                  const se_hines_coop_config *req, const se_hines_device_limits &lim, CoopTree *t,
                  se_hines_coop_info *info, se_error *err) {
   se_hines_coop_config c;
   SE_TRY(coop_settings(req, &c, err));
-  return coop_plan_tree(parent, n, S, rs, c, lim, t, info, err);
-}
-
-// Row stride of a layout (FULL: S; BLOCK: BS).
-uint32_t coop_stride(se_hines_layout layout, int64_t S, int32_t bs) {
-  return (uint32_t)(layout == SE_HINES_LAYOUT_FULL ? S : bs);
+  SE_TRY(coop_block_fits(layout, bs, c.lanes, err));
+  return coop_plan_tree(parent, n, S, coop_stride(layout, S, bs), c, lim, t, info, err);
 }
 
 
@@ -1036,8 +1047,8 @@ static int coop_create_inner(se_hines_coop *p, const se_hines_batch_view &v,
                              const se_hines_coop_config *cfg, se_error *err) {
   const se_hines_device_limits &lim = v.limits;
   SE_TRY(check_coop_tree(v.parent, v.n, v.n_systems, v.layout, err));
-  SE_TRY(coop_resolve(v.parent, v.n, v.n_systems, coop_stride(v.layout, v.n_systems, v.bs), cfg,
-                      lim, &p->tree, &p->info, err));
+  SE_TRY(coop_resolve(v.parent, v.n, v.n_systems, v.layout, v.bs, cfg, lim, &p->tree, &p->info,
+                      err));
   p->w16 = se_hines_copy16(v.layout, v.n_systems);
   const size_t bytes = p->tree.enc.size() * sizeof(int4);
   const size_t gbytes = p->tree.goff.size() * sizeof(uint32_t);
@@ -1121,15 +1132,15 @@ extern "C" int se_hines_coop_emulate(const int32_t *parent, int32_t n, int64_t n
                                      const double *l, const double *d, double *rhs,
                                      se_hines_coop_info *info, se_error *err) {
   SE_TRY(check_coop_tree(parent, n, n_systems, layout, err));
-  if (layout == SE_HINES_LAYOUT_BLOCK && bs != 32 && bs != 64 && bs != 128)
-    SE_FAIL(err, SE_ERR_ARG, "COOP emulation: block size %d (32, 64 or 128)", bs);
+  if (layout == SE_HINES_LAYOUT_BLOCK && !se_hines_block_size_ok(bs))
+    SE_FAIL(err, SE_ERR_ARG, "COOP emulation: block size %d (4, 8, 16, 32, 64 or 128)", bs);
   se_hines_coop_config c = cfg ? *cfg : se_hines_coop_config{0, 0, 0, 0};
   c.warps = 1;
   c.ctas_per_sm = 1;
   CoopTree t;
   se_hines_coop_info inf;
-  SE_TRY(coop_resolve(parent, n, n_systems, coop_stride(layout, n_systems, bs), &c,
-                      *se_hines_h200_limits(), &t, &inf, err));
+  SE_TRY(coop_resolve(parent, n, n_systems, layout, bs, &c, *se_hines_h200_limits(), &t, &inf,
+                      err));
   se_hines_batch_view v;
   memset(&v, 0, sizeof v);
   v.n = n;
@@ -1185,12 +1196,15 @@ static double coop_cost(const se_hines_coop_info &info, int32_t n, int64_t n_sys
 }
 
 extern "C" int se_hines_coop_choose(const int32_t *parent, int32_t n, int64_t n_systems,
-                                    se_hines_layout layout, const se_hines_device_limits *lim,
-                                    se_hines_coop_config *cfg, double *cycles, se_error *err) {
+                                    se_hines_layout layout, int32_t bs,
+                                    const se_hines_device_limits *lim, se_hines_coop_config *cfg,
+                                    double *cycles, se_error *err) {
   SE_TRY(check_coop_tree(parent, n, n_systems, layout, err));
   bool found = false;
   se_error last = {SE_OK, {0}};
   for (int lanes : coop_candidate_lanes) {
+    if (coop_block_fits(layout, bs, lanes, &last) != SE_OK)
+      continue; // a block of fewer systems than a warp of these lanes serves
     CoopTree t; // built once for the lanes (first CTA count), fitted for the others
     for (size_t k = 0; k < sizeof coop_candidate_ctas / sizeof *coop_candidate_ctas; k++) {
       const se_hines_coop_config want = {lanes, 0, 0, coop_candidate_ctas[k]};

@@ -47,18 +47,21 @@ typedef struct se_hines_coop_info {
 
 typedef struct se_hines_coop se_hines_coop; /* a plan for one batch (opaque) */
 
-/* Chooses COOP settings for n_systems systems of the tree (FULL or BLOCK layout) on a device
- * with the given limits by the cost model of docs/gpu-hines.md ("Automatic choice"): lanes 4, 2,
- * 8 x 1 or 2 CTAs per multiprocessor, automatic stages. Fills *cfg with the cheapest and *cycles
- * with its cost in multiprocessor cycles (the unit of the STREAM model). SE_ERR_UNSUPPORTED: no
- * candidate fits; SE_ERR_ARG: a bad tree or the FLAT layout. Host only; not collective. */
+/* Chooses COOP settings for n_systems systems of the tree (FULL or BLOCK layout with block size
+ * bs) on a device with the given limits by the cost model of docs/gpu-hines.md ("Automatic
+ * choice"): lanes 4, 2, 8 x 1 or 2 CTAs per multiprocessor, automatic stages; on BLOCK only the
+ * lanes whose warp's systems (32 / lanes) fit in a block. Fills *cfg with the cheapest and
+ * *cycles with its cost in multiprocessor cycles (the unit of the STREAM model).
+ * SE_ERR_UNSUPPORTED: no candidate fits; SE_ERR_ARG: a bad tree or the FLAT layout. Host only;
+ * not collective. */
 int se_hines_coop_choose(const int32_t *parent, int32_t n, int64_t n_systems,
-                         se_hines_layout layout, const se_hines_device_limits *lim,
+                         se_hines_layout layout, int32_t bs, const se_hines_device_limits *lim,
                          se_hines_coop_config *cfg, double *cycles, se_error *err);
 
 /* Builds the COOP plan of a batch (host partition of the tree, device copy of the step table).
  * SE_ERR_ARG: bad settings or a FLAT batch; SE_ERR_UNSUPPORTED: one warp's shared memory does
- * not fit the device. Synchronous. Not collective. */
+ * not fit the device, or a warp's systems (32 / lanes) do not fit in a block of the BLOCK
+ * layout. Synchronous. Not collective. */
 int se_hines_coop_create(const se_hines_batch *batch, const se_hines_coop_config *cfg,
                          se_hines_coop **plan, se_error *err);
 

@@ -618,9 +618,14 @@ se_hines_stream_config stream_auto(const se_hines_stream_config *req) {
   return c;
 }
 
-int plan_stream(const int32_t *parent, int32_t n, se_hines_layout layout, int64_t n_systems,
-                const se_hines_stream_config *req, const se_hines_device_limits &lim,
-                StreamPlan *plan, se_error *err) {
+int plan_stream(const int32_t *parent, int32_t n, se_hines_layout layout, int32_t bs,
+                int64_t n_systems, const se_hines_stream_config *req,
+                const se_hines_device_limits &lim, StreamPlan *plan, se_error *err) {
+  if (layout == SE_HINES_LAYOUT_BLOCK && bs < 32)
+    SE_FAIL(err, SE_ERR_UNSUPPORTED,
+            "STREAM kernel: block size %d (a warp's 32 systems must be adjacent in each row: "
+            "32, 64 or 128)",
+            bs);
   se_hines_stream_config c = stream_auto(req);
   if (c.threads != 32 && c.threads != 64 && c.threads != 128)
     SE_FAIL(err, SE_ERR_ARG, "STREAM kernel: %d threads per CTA (32, 64 or 128)", c.threads);
@@ -709,7 +714,7 @@ int resolve(const int32_t *parent, int32_t n, se_hines_layout layout, int32_t bs
             se_hines_layout_name(layout));
   if (kernel == SE_HINES_KERNEL_AUTO) {
     se_error e2 = {SE_OK, {0}};
-    const int rc = plan_stream(parent, n, layout, n_systems, cfg, lim, plan, &e2);
+    const int rc = plan_stream(parent, n, layout, bs, n_systems, cfg, lim, plan, &e2);
     if (rc == SE_OK) {
       kernel = SE_HINES_KERNEL_STREAM;
     } else if (rc == SE_ERR_UNSUPPORTED) {
@@ -719,7 +724,7 @@ int resolve(const int32_t *parent, int32_t n, se_hines_layout layout, int32_t bs
       return rc;
     }
   } else if (kernel == SE_HINES_KERNEL_STREAM) {
-    SE_TRY(plan_stream(parent, n, layout, n_systems, cfg, lim, plan, err));
+    SE_TRY(plan_stream(parent, n, layout, bs, n_systems, cfg, lim, plan, err));
   }
   info->kernel = kernel;
   switch (kernel) {
@@ -733,6 +738,11 @@ int resolve(const int32_t *parent, int32_t n, se_hines_layout layout, int32_t bs
     info->model_bytes = 40.0 + 32.0 * (double)(n - plan->R) / (double)n;
     break;
   case SE_HINES_KERNEL_BLOCK_SHARED: {
+    if (bs < 32)
+      SE_FAIL(err, SE_ERR_UNSUPPORTED,
+              "Block-Shared kernel: block size %d (one CTA of BS threads per block: 32, 64 or "
+              "128)",
+              bs);
     const size_t smem = (size_t)n * (size_t)bs * 8;
     if (smem > lim.smem_optin)
       SE_FAIL(err, SE_ERR_UNSUPPORTED,
@@ -822,8 +832,8 @@ static int check_tree(const int32_t *parent, int32_t n, int64_t n_systems, se_hi
   if (layout != SE_HINES_LAYOUT_FLAT && layout != SE_HINES_LAYOUT_FULL &&
       layout != SE_HINES_LAYOUT_BLOCK)
     SE_FAIL(err, SE_ERR_ARG, "Hines batch: unknown layout %d", (int)layout);
-  if (layout == SE_HINES_LAYOUT_BLOCK && bs != 32 && bs != 64 && bs != 128)
-    SE_FAIL(err, SE_ERR_ARG, "Hines batch: block size %d (32, 64 or 128)", bs);
+  if (layout == SE_HINES_LAYOUT_BLOCK && !se_hines_block_size_ok(bs))
+    SE_FAIL(err, SE_ERR_ARG, "Hines batch: block size %d (4, 8, 16, 32, 64 or 128)", bs);
   return se_hines_check_parents(parent, n, "Hines batch", err);
 }
 
@@ -1121,7 +1131,7 @@ static int choose_stream(const se_hines_batch *b, const se_hines_stream_config &
                                 raw.tail_rows != -1 ? raw.tail_rows : ac.tail};
     StreamPlan plan;
     se_error e2 = {SE_OK, {0}};
-    const int rc = plan_stream(b->parent.data(), b->n, b->layout, b->n_systems, &c, b->lim,
+    const int rc = plan_stream(b->parent.data(), b->n, b->layout, b->bs, b->n_systems, &c, b->lim,
                                &plan, &e2);
     if (rc == SE_ERR_UNSUPPORTED) {
       last = e2;
@@ -1177,7 +1187,8 @@ static void coop_decide(se_hines_batch *b) {
     return;
   b->coop_checked = true;
   b->coop_err = se_error{SE_OK, {0}};
-  b->coop_fits = se_hines_coop_choose(b->parent.data(), b->n, b->n_systems, b->layout, &b->lim,
+  b->coop_fits = se_hines_coop_choose(b->parent.data(), b->n, b->n_systems, b->layout, b->bs,
+                                      &b->lim,
                                       &b->coop_cfg, &b->coop_cost, &b->coop_err) == SE_OK;
 }
 
@@ -1294,9 +1305,12 @@ extern "C" int se_hines_batch_solve(se_hines_batch *b, se_hines_kernel kernel,
     else if (b->bs == 64)
       k_plain<<<blocks, 128, 0, b->stream>>>(LayBlock<64>{n}, S, n, b->d_parent, b->u, b->l,
                                              b->d, b->rhs);
-    else
+    else if (b->bs == 128)
       k_plain<<<blocks, 128, 0, b->stream>>>(LayBlock<128>{n}, S, n, b->d_parent, b->u, b->l,
                                              b->d, b->rhs);
+    else // the small blocks (4, 8, 16) through the run-time layout
+      k_plain<<<blocks, 128, 0, b->stream>>>(lay_of(b), S, n, b->d_parent, b->u, b->l, b->d,
+                                             b->rhs);
     SE_CUDA_CHECK_LAUNCH(err, "the Block-Interleaved kernel");
     break;
   }
@@ -1366,8 +1380,10 @@ extern "C" int se_hines_emulate(const int32_t *parent, int32_t n, int64_t n_syst
         plain_body(LayBlock<32>{n}, s, n, parent, u, l, d, rhs);
       else if (bs == 64)
         plain_body(LayBlock<64>{n}, s, n, parent, u, l, d, rhs);
-      else
+      else if (bs == 128)
         plain_body(LayBlock<128>{n}, s, n, parent, u, l, d, rhs);
+      else
+        plain_body(LayAny{(int)layout, n, bs, S}, s, n, parent, u, l, d, rhs);
     }
     break;
   case SE_HINES_KERNEL_BLOCK_SHARED: {

@@ -123,8 +123,17 @@ static inline SE_HINES_HD int64_t se_hines_index(se_hines_layout layout, int32_t
   }
 }
 
+/* Block sizes of the BLOCK layout: 32, 64, 128 (every kernel) and 4, 8, 16 (a block of one
+ * warp's systems for the COOP kernel with 8, 4 or 2 lanes: each array of a warp's group is then
+ * contiguous, row after row; the paper's Block kernel runs on them too, STREAM and Block-Shared
+ * need 32 or more). */
+static inline bool se_hines_block_size_ok(int32_t bs) {
+  return bs == 4 || bs == 8 || bs == 16 || bs == 32 || bs == 64 || bs == 128;
+}
+
 /* Whether the batched kernels copy a row's values 16 bytes (two systems) at a time: BLOCK (padded
- * to whole blocks) and FULL with an even number of systems; FLAT rows are not contiguous. */
+ * to whole blocks of an even size) and FULL with an even number of systems; FLAT rows are not
+ * contiguous. */
 static inline bool se_hines_copy16(se_hines_layout layout, int64_t n_systems) {
   return layout == SE_HINES_LAYOUT_BLOCK || (layout == SE_HINES_LAYOUT_FULL && n_systems % 2 == 0);
 }
@@ -157,7 +166,7 @@ static inline SE_HINES_HD void se_hines_random_row(uint64_t seed, int64_t s, int
 }
 
 /* Creates a device batch of n_systems systems on the tree parent[0..n-1] (parent[0] = -1,
- * parent[i] < i), stored in `layout` (bs = BS for BLOCK: 32, 64 or 128; ignored otherwise), with
+ * parent[i] < i), stored in `layout` (bs = BS for BLOCK: se_hines_block_size_ok; ignored otherwise), with
  * its own CUDA stream on the current device. The arrays are allocated, not initialised.
  * Not collective. */
 int se_hines_batch_create(const int32_t *parent, int32_t n, int64_t n_systems,

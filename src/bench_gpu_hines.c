@@ -48,7 +48,8 @@ static const char *usage =
     "  --csv FILE       also write the rows as CSV\n"
     "\n"
     "A variant is LAYOUT[-KERNEL][-tT][-sST][-cC][-rR] or LAYOUT-coop[-lL][-sST][-wW][-cC]:\n"
-    "  LAYOUT  flat | full | block32 | block64 | block128 (Block-Interleaved with that BS)\n"
+    "  LAYOUT  flat | full | blockBS (Block-Interleaved, BS 4, 8, 16, 32, 64 or 128; below 32\n"
+    "          only the paper's kernel and COOP with 32 / BS lanes or fewer)\n"
     "  KERNEL  paper (default: the paper's Flat, Full-Interleaved or Block-Interleaved kernel\n"
     "          of the layout) | shared (Block-Shared) | stream | auto | coop (several lanes per\n"
     "          system, full and block layouts)\n"
@@ -95,7 +96,7 @@ static int parse_variant(const char *spec, variant *v) {
   } else if (!strncmp(tok, "block", 5)) {
     v->layout = SE_HINES_LAYOUT_BLOCK;
     v->bs = tok[5] ? atoi(tok + 5) : 32;
-    if (v->bs != 32 && v->bs != 64 && v->bs != 128)
+    if (!se_hines_block_size_ok(v->bs))
       return -1;
   } else {
     return -1;

@@ -438,7 +438,7 @@ static void check_coop_choice(se_test_state *st, const tree *trees) {
     double cycles = 0.0;
     se_error err = {0};
     int rc = se_hines_coop_choose(trees[ti].parent, trees[ti].n, 256000, SE_HINES_LAYOUT_BLOCK,
-                                  se_hines_h200_limits(), &c, &cycles, &err);
+                                  32, se_hines_h200_limits(), &c, &cycles, &err);
     SE_EXPECT(st, rc == SE_OK, "COOP choice %s: %s", trees[ti].name, err.message);
     if (rc != SE_OK)
       continue;
@@ -452,10 +452,85 @@ static void check_coop_choice(se_test_state *st, const tree *trees) {
   se_hines_coop_config c;
   double cycles = 0.0;
   se_error err = {0};
-  SE_EXPECT(st, se_hines_coop_choose(trees[0].parent, trees[0].n, 100, SE_HINES_LAYOUT_FLAT,
+  SE_EXPECT(st, se_hines_coop_choose(trees[0].parent, trees[0].n, 100, SE_HINES_LAYOUT_FLAT, 1,
                                      se_hines_h200_limits(), &c, &cycles,
                                      &err) == SE_ERR_ARG,
             "COOP choice on the flat layout was accepted");
+}
+
+/* The small blocks (BS 4, 8, 16: one warp's systems of the COOP kernel with 8, 4, 2 lanes) on
+ * the host: the paper's Block kernel bitwise equal to the reference; COOP with every lane count
+ * whose warp fits a block (and 4 or 6 stages) against it; COOP with more systems per warp than a
+ * block, STREAM and Block-Shared refused; the automatic COOP choice keeps to the lanes that fit. */
+static const layout_case small_blocks[3] = {{SE_HINES_LAYOUT_BLOCK, 4, "block4"},
+                                            {SE_HINES_LAYOUT_BLOCK, 8, "block8"},
+                                            {SE_HINES_LAYOUT_BLOCK, 16, "block16"}};
+
+static void check_small_blocks(se_test_state *st, const tree *trees, int n_trees) {
+  double worst = 0.0, worst_coop = 0.0;
+  int runs = 0;
+  for (int ti = 0; ti < n_trees; ti++) {
+    const tree *t = &trees[ti];
+    const int64_t sizes[2] = {100, 37};
+    for (int si = 0; si < 2; si++) {
+      systems y = make_systems(t, sizes[si], 909 + (uint64_t)ti);
+      for (int b = 0; b < 3; b++) {
+        const layout_case *lc = &small_blocks[b];
+        emulate_one(st, t, &y, lc, SE_HINES_KERNEL_BLOCK, NULL, &worst);
+        for (int lanes = 2; lanes <= 16; lanes *= 2)
+          for (int stages = 4; stages <= 6; stages += 2) {
+            se_hines_coop_config c = {lanes, stages, 0, 0};
+            if ((32 / lanes) > lc->bs) {
+              se_error err = {0};
+              double x = 0.0;
+              SE_EXPECT(st, se_hines_coop_emulate(t->parent, t->n, 1, lc->layout, lc->bs, &c, &x,
+                                                  &x, &x, &x, NULL, &err) == SE_ERR_UNSUPPORTED &&
+                                strstr(err.message, "more than a block") != NULL,
+                        "COOP L%d on %s: %s", lanes, lc->name, err.message);
+              continue;
+            }
+            coop_emulate_one(st, t, &y, lc, &c, &worst_coop);
+            runs++;
+          }
+      }
+      free_systems(&y);
+    }
+  }
+  systems y = make_systems(&trees[3], 64, 5);
+  for (int b = 0; b < 3; b++) {
+    se_error err = {0};
+    layout_arrays a = make_layout_arrays(&y, &small_blocks[b]);
+    const se_hines_stream_config sc = {128, 4, 1, -1};
+    SE_EXPECT(st, se_hines_emulate(trees[3].parent, trees[3].n, y.S, SE_HINES_LAYOUT_BLOCK,
+                                   small_blocks[b].bs, SE_HINES_KERNEL_STREAM, &sc, a.u, a.l,
+                                   a.d, a.r, &err) == SE_ERR_UNSUPPORTED &&
+                  strstr(err.message, "block size") != NULL,
+              "STREAM on %s: %s", small_blocks[b].name, err.message);
+    SE_EXPECT(st, se_hines_emulate(trees[3].parent, trees[3].n, y.S, SE_HINES_LAYOUT_BLOCK,
+                                   small_blocks[b].bs, SE_HINES_KERNEL_BLOCK_SHARED, NULL, a.u,
+                                   a.l, a.d, a.r, &err) == SE_ERR_UNSUPPORTED,
+              "Block-Shared on %s: %s", small_blocks[b].name, err.message);
+    free_layout_arrays(&a);
+    se_hines_coop_config c;
+    double cycles = 0.0;
+    int rc = se_hines_coop_choose(trees[5].parent, trees[5].n, 256000, SE_HINES_LAYOUT_BLOCK,
+                                  small_blocks[b].bs, se_hines_h200_limits(), &c, &cycles, &err);
+    SE_EXPECT(st, rc == SE_OK && 32 / c.lanes <= small_blocks[b].bs,
+              "COOP choice big-high on %s: L%d: %s", small_blocks[b].name, c.lanes, err.message);
+    if (rc == SE_OK)
+      printf("COOP automatic settings big-high    256000 %s: L%d C%d W%d S%d\n",
+             small_blocks[b].name, c.lanes, c.ctas_per_sm, c.warps, c.stages);
+  }
+  free_systems(&y);
+  se_error err = {0};
+  se_hines_batch *bad = NULL;
+  SE_EXPECT(st, se_hines_batch_create(trees[0].parent, trees[0].n, 10, SE_HINES_LAYOUT_BLOCK, 2,
+                                      &bad, &err) == SE_ERR_ARG &&
+                    strstr(err.message, "block size 2") != NULL,
+            "block size 2 was accepted: %s", err.message);
+  printf("host emulation on blocks of 4, 8, 16: Block kernel max relative error %.2e; COOP %d "
+         "solves, max relative error %.2e\n",
+         worst, runs, worst_coop);
 }
 
 /* ---- 2. GPU checks ---- */
@@ -587,6 +662,50 @@ static void check_gpu_tree(se_test_state *st, const tree *t, int64_t S, uint64_t
   }
   free(x);
   free_systems(&y);
+}
+
+/* The small blocks on the GPU (medium-high, big-high, random; 1000 systems, not a multiple of
+ * any block): the paper's Block kernel, AUTO (COOP with lanes that fit) and COOP with 8, 4, 2
+ * lanes where a warp's systems fit a block, against the reference; STREAM refused. */
+static void check_gpu_small_blocks(se_test_state *st, const tree *trees) {
+  const int which[3] = {3, 5, 6};
+  for (int w = 0; w < 3; w++) {
+    const tree *t = &trees[which[w]];
+    const int64_t S = 1000;
+    systems y = make_systems(t, S, 31 + (uint64_t)w);
+    double *x = malloc((size_t)t->n * (size_t)S * sizeof *x);
+    for (int bi = 0; bi < 3; bi++) {
+      const layout_case *lc = &small_blocks[bi];
+      se_error err = {0};
+      se_hines_batch *b = NULL;
+      int rc = se_hines_batch_create(t->parent, t->n, S, lc->layout, lc->bs, &b, &err);
+      if (rc == SE_OK)
+        rc = se_hines_batch_upload(b, SE_HINES_LAYOUT_FLAT, y.u, y.l, y.d, y.rhs, &err);
+      if (rc == SE_OK)
+        rc = se_hines_batch_save(b, &err);
+      SE_EXPECT(st, rc == SE_OK, "GPU batch %s %s: %s", t->name, lc->name, err.message);
+      if (rc != SE_OK) {
+        se_hines_batch_destroy(b);
+        continue;
+      }
+      double w_block = 0.0, w_auto = 0.0, w_coop = 0.0;
+      gpu_solve_check(st, b, t, &y, lc, SE_HINES_KERNEL_BLOCK, NULL, x, &w_block);
+      gpu_solve_check(st, b, t, &y, lc, SE_HINES_KERNEL_AUTO, NULL, x, &w_auto);
+      for (int lanes = 2; lanes <= 8; lanes *= 2)
+        if (32 / lanes <= lc->bs) {
+          const se_hines_coop_config c = {lanes, 6, 0, 0};
+          gpu_coop_check(st, b, t, &y, lc, &c, x, &w_coop);
+        }
+      SE_EXPECT(st, se_hines_batch_solve(b, SE_HINES_KERNEL_STREAM, NULL, &err) ==
+                        SE_ERR_UNSUPPORTED,
+                "STREAM on %s was accepted", lc->name);
+      printf("GPU %-12s n %4d S %5lld %-8s | paper %.1e | auto %.1e | coop %.1e\n", t->name,
+             t->n, (long long)S, lc->name, w_block, w_auto, w_coop);
+      se_hines_batch_destroy(b);
+    }
+    free(x);
+    free_systems(&y);
+  }
 }
 
 /* The device generator against the host one, then a STREAM solve of those systems. */
@@ -743,6 +862,7 @@ int main(void) {
   check_reference(&st);
   check_emulation(&st, trees, n_trees);
   check_coop_emulation(&st, trees, n_trees);
+  check_small_blocks(&st, trees, n_trees);
   check_coop_choice(&st, trees);
 
   int devices = se_cuda_device_count();
@@ -764,6 +884,7 @@ int main(void) {
   check_gpu_tree(&st, &trees[5], 1, 3, 0);
   check_gpu_tree(&st, &trees[6], 33, 4, 0);  /* full: odd S, 8-byte copies; block: 1 lane */
   check_gpu_tree(&st, &trees[3], 66, 5, 0);  /* full: even S, a last warp of 2 systems */
+  check_gpu_small_blocks(&st, trees);
   check_gpu_fill(&st, &trees[4]);
   check_gpu_errors(&st, &trees[1]);
   check_gpu_auto_choice(&st, trees);
