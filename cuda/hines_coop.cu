@@ -90,7 +90,47 @@ struct CoopTree {
   std::vector<int4> enc;     // the same, in offsets of a lane's cells (coop_encode)
   std::vector<uint32_t> goff; // row x stride x 8 of each step (copies, x stores); 0 when idle;
                               // [chunk][lane][step of the chunk] (coop_encode)
+  int RS;    // the first RS steps keep (h, g) in registers (coop_encode; 0: none)
+  int cells; // rows with a cell: the others are register rows (coop_reg_rows)
 };
+
+// Register rows (session 8): the lanes keep (h, g) of the first RS steps of the backward sweep
+// (the last RS of the forward sweep) in registers (static indices: those chunks are unrolled),
+// so these rows never store (h, g) in shared memory. A row among them needs no cell at all when
+// nothing else uses it: no child adds to it (every child carries its contribution in registers:
+// a leaf or a chain row) and no child reads its x from it (a carrying child takes x from the
+// register carry). Its cell is dropped and the other cells renumbered (rows, then the roots, the
+// zero and the discard cell), so that a warp's cells shrink by 16 G B per such row: big-high
+// L 8 holds 4 warps with 6 stages instead of 3 (docs/gpu-hines.md "Session 8").
+constexpr int COOP_REG_CHUNKS = 12; // the register chunks of the kernels that have them (8 lanes)
+
+// Fills *cell (when given) with each row's cell for RS register steps (-1: no cell) and returns
+// the number of row cells.
+int coop_reg_rows(const CoopTree &t, int RS, std::vector<int32_t> *cell) {
+  const int32_t n = t.n;
+  std::vector<int> children((size_t)n, 0), carried((size_t)n, 0);
+  std::vector<char> reg((size_t)n, 0);
+  for (const int4 &o : t.steps)
+    if (o.x > 0) {
+      children[o.w]++;
+      carried[o.w] += (o.y & CF_CARRY) != 0;
+    }
+  for (size_t q = 0; q < (size_t)RS * t.L && q < t.steps.size(); q++) {
+    const int32_t v = t.steps[q].x;
+    if (v > 0 && children[v] == carried[v])
+      reg[v] = 1;
+  }
+  int cells = 0;
+  if (cell)
+    cell->assign((size_t)n, -1);
+  for (int32_t v = 0; v < n; v++)
+    if (!reg[v]) {
+      if (cell)
+        (*cell)[v] = cells;
+      cells++;
+    }
+  return cells;
+}
 
 int pad_steps(long v) { return (int)((v + COOP_CH - 1) / COOP_CH * COOP_CH); }
 
@@ -297,8 +337,12 @@ int coop_build(const int32_t *parent, int32_t n, int L, CoopTree *t, se_error *e
 // CF_ROOTS in every entry of a chunk that adds root cells); goff = row x rs x 8
 // (bytes: a copy source or an x store is one 64-bit add from a lane's base), ordered
 // [chunk][lane][step of the chunk] so that a lane reads a chunk's offsets as one uint2.
-void coop_encode(CoopTree *t, int G, uint32_t rs) {
-  const int32_t n = t->n, zero = n + t->K;
+void coop_encode(CoopTree *t, int G, uint32_t rs, int RS) {
+  const int32_t n = t->n;
+  std::vector<int32_t> cell;
+  t->RS = RS;
+  t->cells = coop_reg_rows(*t, RS, &cell);
+  const int zero = t->cells + t->K;
   t->enc.resize(t->steps.size());
   t->goff.resize(t->steps.size());
   for (size_t q = 0; q < t->steps.size(); q++) {
@@ -311,9 +355,13 @@ void coop_encode(CoopTree *t, int G, uint32_t rs) {
       continue;
     }
     const bool carry = (o.y & CF_CARRY) != 0;
-    t->enc[q] = make_int4(16 * G * o.x, o.y | (o.x == 0 ? CF_TOP : 0),
-                          16 * G * (carry || o.z < 0 ? zero + 1 : o.z),
-                          16 * G * (o.w < 0 ? zero : o.w) + 8);
+    // a register row's cell is the discard cell (only its x goes there); the target of a row
+    // that does not carry is never a register row, nor the parent whose x it reads
+    const int own = cell[o.x] < 0 ? zero + 1 : cell[o.x];
+    const int target = carry || o.z < 0 ? zero + 1 : o.z >= n ? t->cells + (o.z - n) : cell[o.z];
+    const int xp = o.w < 0 || cell[o.w] < 0 ? zero : cell[o.w]; // unread when it carries
+    t->enc[q] = make_int4(16 * G * own, o.y | (o.x == 0 ? CF_TOP : 0), 16 * G * target,
+                          16 * G * xp + 8);
     t->goff[qg] = (uint32_t)o.x * rs * (uint32_t)sizeof(double);
   }
   const size_t chunk = (size_t)COOP_CH * t->L;
@@ -350,8 +398,10 @@ struct CoopArgs {
   int32_t n, bs;
   int64_t S;
   int MB;
-  int zero;       // index of the zero cell (n + K); the discard cell is zero + 1
+  int root0;      // index of the first root cell (the row cells before it: CoopTree::cells)
+  int zero;       // index of the zero cell (root0 + K); the discard cell is zero + 1
   int warp_words; // doubles of shared memory per warp: the stages, then the cells
+  int reg_chunks; // the register chunks (CoopTree::RS / COOP_CH; the kernel's RC)
   const int4 *steps;      // the encoded table (coop_encode), MB x lanes
   const uint32_t *goff;
   const double *u, *l, *d;
@@ -495,10 +545,11 @@ SE_HD inline void coop_back_load(const CoopArgs &a, const int4 op[COOP_CH], int 
 // cy = (u l, 1 / d', u, g) in registers, which the parent takes in fused multiply-adds (its
 // pivot and right-hand side then wait on one FP64 operation of the previous row). No branch on
 // the table but CF_ROOTS, the same in every lane: an idle entry computes on row 0's values and
-// writes the discard cell.
+// writes the discard cell. With keep (a register chunk), (h, g) go to keep[0 .. COOP_CH - 1]
+// instead of the rows' cells.
 template <int G>
 SE_HD inline void coop_back_steps(const CoopArgs &a, CoopBackLoads &b, int lane,
-                                  double *cells, double cy[4]) {
+                                  double *cells, double cy[4], double2 *keep) {
   double *cg = cells + 2 * (lane % G);
   const int zero = 16 * G * a.zero;
   // the roots below each row (written at lower levels, in earlier chunks)
@@ -514,7 +565,7 @@ SE_HD inline void coop_back_steps(const CoopArgs &a, CoopBackLoads &b, int lane,
 #pragma unroll 1
 #endif
       for (int q = 0; q < n_roots; q++) {
-        const double2 rc = cell_load(cg + 2 * G * (a.n + first + q));
+        const double2 rc = cell_load(cg + 2 * G * (a.root0 + first + q));
         b.a0[kk] += rc.x;
         b.a1[kk] += rc.y;
       }
@@ -532,7 +583,10 @@ SE_HD inline void coop_back_steps(const CoopArgs &a, CoopBackLoads &b, int lane,
     const double rhs = fma(cy[2], -cy[3], b.rr[kk] - b.a1[kk]);
     const double r = recip(piv);
     const double h = b.ll[kk] * r, gg = rhs * r;
-    cell_store(at(cg, o.x), h, gg);
+    if (keep)
+      keep[kk] = make_double2(h, gg);
+    else
+      cell_store(at(cg, o.x), h, gg);
     const double nd = ul * r, nr = b.uu[kk] * gg;
     cell_store(at(cg, o.z), t_old.x + nd, t_old.y + nr);
     const bool carry = (o.y & CF_CARRY) != 0;
@@ -563,11 +617,13 @@ SE_HD inline void coop_fwd_hg(const int4 op[COOP_CH], int lane, const double *ce
 // is in bytes). Idle entries compute on the discard cell and store nothing to device memory.
 // op and hg hold the chunk's table entries and (h, g), read one chunk ahead; on return they
 // hold the next chunk's (after the last: backward chunk 0's entries, the next group's first).
-// No forward step writes a cell's h or another row's g, so (h, g) can be read early.
+// No forward step writes a cell's h or another row's g, so (h, g) can be read early. With kept
+// (a register chunk: backward chunk nc - 1 - c's keep), (h, g) come from there instead.
 template <int G>
 SE_HD inline void coop_fwd(const CoopArgs &a, const int4 *steps, const uint32_t *goff, int c,
                            int lane, double *cells, char *X, bool live, double &xc,
-                           int4 op[COOP_CH], double2 hg[COOP_CH], uint2 &go_ahead) {
+                           int4 op[COOP_CH], double2 hg[COOP_CH], uint2 &go_ahead,
+                           const double2 *kept) {
   const int j = lane / G, nc = a.MB / COOP_CH, cb = nc - 1 - c;
   double *cg = cells + 2 * (lane % G);
   // Loads first, as in the backward chunk: a step's x reaches the next step through xc when it
@@ -584,7 +640,7 @@ SE_HD inline void coop_fwd(const CoopArgs &a, const int4 *steps, const uint32_t 
   double2 hg_run[COOP_CH];
   SE_UNROLL
   for (int kk = 0; kk < COOP_CH; kk++)
-    hg_run[kk] = hg[kk];
+    hg_run[kk] = kept ? kept[COOP_CH - 1 - kk] : hg[kk];
   coop_ops<G>(steps, c + 1 < nc ? cb - 1 : 0, j, op);
   go_ahead = coop_goff<G>(goff, c + 1 < nc ? cb - 1 : 0, j);
   // only the first forward chunk (read before the sweep) holds row 0 (coop_build)
@@ -645,7 +701,7 @@ template <int G, int ST, bool W16, bool ISSUE>
 __device__ inline void coop_back_chunk(const CoopArgs &a, const int4 *steps, const uint32_t *goff,
                                        const CoopPieces<G, ST, W16> &pc, int c, int nc, int lane,
                                        double *stage, double *cells, int4 op[COOP_CH],
-                                       double cy[4]) {
+                                       double cy[4], double2 *keep) {
   const int j = lane / G;
   copy_wait<ST - 1>();
   __syncwarp(); // chunk c has landed (every lane's copies)
@@ -657,11 +713,14 @@ __device__ inline void coop_back_chunk(const CoopArgs &a, const int4 *steps, con
   if (ISSUE) // chunk c + ST into the stage just read: (c + ST) % ST = st
     coop_issue_at<G, ST, W16>(pc, coop_goff<G>(goff, c + ST, j), st, stage);
   copy_commit();
-  coop_back_steps<G>(a, b, lane, cells, cy);
+  coop_back_steps<G>(a, b, lane, cells, cy, keep);
 }
 
-template <int G, int ST, bool W16>
-__global__ void __launch_bounds__(512) k_coop(CoopArgs a) {
+// RC register chunks (0 or COOP_REG_CHUNKS): the first RC backward chunks keep (h, g) in
+// registers; a kernel with them runs at most 8 warps per CTA, so that it may use up to 255
+// registers per thread.
+template <int G, int ST, bool W16, int RC>
+__global__ void __launch_bounds__(RC ? 256 : 512) k_coop(CoopArgs a) {
   extern __shared__ __align__(16) double se_coop_sm[];
   int4 *steps = reinterpret_cast<int4 *>(se_coop_sm);
   const int n_steps = a.MB * (32 / G);
@@ -701,13 +760,21 @@ __global__ void __launch_bounds__(512) k_coop(CoopArgs a) {
         *a.next = 0u; // every other warp has drawn its last ticket: the counter for the next solve
     }
     double cy[4] = {0.0, 0.0, 0.0, 0.0}, xc = 0.0;
+    double2 keep[RC > 0 ? COOP_CH * RC : 1]; // (h, g) of the register chunks
+    // the register chunks (unrolled: static indices into keep; coop_fit ensures RC <= nc - ST),
     // the chunks whose stage takes chunk c + ST (unrolled by 2, so that the entries read ahead
     // alternate between two sets of registers instead of being moved), then the last ST
+#pragma unroll
+    for (int c = 0; c < RC; c++)
+      coop_back_chunk<G, ST, W16, true>(a, steps, goff, pc, c, nc, lane, stage, cells, op, cy,
+                                        keep + COOP_CH * c);
 #pragma unroll 2
-    for (int c = 0; c < nc - ST; c++)
-      coop_back_chunk<G, ST, W16, true>(a, steps, goff, pc, c, nc, lane, stage, cells, op, cy);
+    for (int c = RC; c < nc - ST; c++)
+      coop_back_chunk<G, ST, W16, true>(a, steps, goff, pc, c, nc, lane, stage, cells, op, cy,
+                                        nullptr);
     for (int c = nc > ST ? nc - ST : 0; c < nc; c++)
-      coop_back_chunk<G, ST, W16, false>(a, steps, goff, pc, c, nc, lane, stage, cells, op, cy);
+      coop_back_chunk<G, ST, W16, false>(a, steps, goff, pc, c, nc, lane, stage, cells, op, cy,
+                                         nullptr);
     coop_fwd_hg<G>(op, lane, cells, hg, true); // the first forward chunk: row 0's h zeroed
     uint2 go = coop_goff<G>(goff, nc - 1, j); // the x-store offsets, read one chunk ahead
     char *X = reinterpret_cast<char *>(a.rhs + coop_base(a, s0) + g);
@@ -720,9 +787,15 @@ __global__ void __launch_bounds__(512) k_coop(CoopArgs a) {
       for (int c = 0; c < ST; c++)
         coop_issue<G, ST, W16>(pc, goff, c, j, stage, c < nc);
     }
-    for (int c = 0; c < nc; c++) {
+    for (int c = 0; c < nc - RC; c++) {
       __syncwarp(); // a level's x before the level below reads it
-      coop_fwd<G>(a, steps, goff, c, lane, cells, X, live, xc, op, hg, go);
+      coop_fwd<G>(a, steps, goff, c, lane, cells, X, live, xc, op, hg, go, nullptr);
+    }
+#pragma unroll
+    for (int r = RC - 1; r >= 0; r--) { // the register chunks, backward chunk r
+      __syncwarp();
+      coop_fwd<G>(a, steps, goff, nc - 1 - r, lane, cells, X, live, xc, op, hg, go,
+                  keep + COOP_CH * r);
     }
     if (!more)
       break;
@@ -731,30 +804,34 @@ __global__ void __launch_bounds__(512) k_coop(CoopArgs a) {
 
 typedef void (*coop_kernel_fn)(CoopArgs);
 
-// The instantiation of a setting: lanes 2/4/8/16, stages 2/3/4/5/6/8.
-template <int G, bool W16> coop_kernel_fn coop_kernel_g(int stages) {
+// The instantiation of a setting: lanes 2/4/8/16, stages 2/3/4/5/6/8, register chunks (8
+// lanes only).
+template <int G, bool W16, int RC> coop_kernel_fn coop_kernel_g(int stages) {
   switch (stages) {
-  case 2: return k_coop<G, 2, W16>;
-  case 3: return k_coop<G, 3, W16>;
-  case 5: return k_coop<G, 5, W16>;
-  case 6: return k_coop<G, 6, W16>;
-  case 8: return k_coop<G, 8, W16>;
-  default: return k_coop<G, 4, W16>;
+  case 2: return k_coop<G, 2, W16, RC>;
+  case 3: return k_coop<G, 3, W16, RC>;
+  case 5: return k_coop<G, 5, W16, RC>;
+  case 6: return k_coop<G, 6, W16, RC>;
+  case 8: return k_coop<G, 8, W16, RC>;
+  default: return k_coop<G, 4, W16, RC>;
   }
 }
 
-template <bool W16> coop_kernel_fn coop_kernel_w(int lanes, int stages) {
+template <bool W16> coop_kernel_fn coop_kernel_w(int lanes, int stages, bool reg) {
   if (lanes == 2)
-    return coop_kernel_g<16, W16>(stages);
+    return coop_kernel_g<16, W16, 0>(stages);
   if (lanes == 4)
-    return coop_kernel_g<8, W16>(stages);
+    return coop_kernel_g<8, W16, 0>(stages);
   if (lanes == 8)
-    return coop_kernel_g<4, W16>(stages);
-  return coop_kernel_g<2, W16>(stages);
+    return reg ? coop_kernel_g<4, W16, COOP_REG_CHUNKS>(stages) : coop_kernel_g<4, W16, 0>(stages);
+  return coop_kernel_g<2, W16, 0>(stages);
 }
 
-coop_kernel_fn coop_kernel(const se_hines_coop_config &c, bool w16) {
-  return w16 ? coop_kernel_w<true>(c.lanes, c.stages) : coop_kernel_w<false>(c.lanes, c.stages);
+// The kernel of a plan (its settings and register steps).
+coop_kernel_fn coop_kernel(const se_hines_coop_info &info, bool w16) {
+  const bool reg = info.reg_steps > 0;
+  return w16 ? coop_kernel_w<true>(info.cfg.lanes, info.cfg.stages, reg)
+             : coop_kernel_w<false>(info.cfg.lanes, info.cfg.stages, reg);
 }
 
 // The host emulation: the kernel's loop for one persistent warp that solves every group, lane
@@ -772,6 +849,9 @@ template <int G, int ST, bool W16> void coop_emulate_t(const CoopArgs &a) {
   int4 op[32][COOP_CH];
   double2 hg[32][COOP_CH];
   uint2 go[32];
+  const int RC = a.reg_chunks;
+  std::vector<double2> keep((size_t)32 * COOP_CH * (RC > 0 ? RC : 1));
+  auto kept = [&](int lane, int cb) { return keep.data() + ((size_t)lane * RC + cb) * COOP_CH; };
   for (int lane = 0; lane < 32; lane++) {
     coop_pieces<G, ST, W16>(a, lane, coop_base(a, 0), coop_valid(a, 0, G), &pc[lane]);
     for (int c = 0; c < ST; c++)
@@ -790,7 +870,7 @@ template <int G, int ST, bool W16> void coop_emulate_t(const CoopArgs &a) {
       }
       for (int lane = 0; lane < 32; lane++) {
         coop_issue<G, ST, W16>(pc[lane], a.goff, c + ST, lane / G, stage, c + ST < nc);
-        coop_back_steps<G>(a, b[lane], lane, cells, cy[lane]);
+        coop_back_steps<G>(a, b[lane], lane, cells, cy[lane], c < RC ? kept(lane, c) : nullptr);
       }
     }
     for (int lane = 0; lane < 32; lane++) {
@@ -807,7 +887,8 @@ template <int G, int ST, bool W16> void coop_emulate_t(const CoopArgs &a) {
     for (int c = 0; c < nc; c++)
       for (int lane = 0; lane < 32; lane++)
         coop_fwd<G>(a, a.steps, a.goff, c, lane, cells, X + 8 * (lane % G),
-                    lane % G < coop_valid(a, s0, G), xc[lane], op[lane], hg[lane], go[lane]);
+                    lane % G < coop_valid(a, s0, G), xc[lane], op[lane], hg[lane], go[lane],
+                    c >= nc - RC ? kept(lane, nc - 1 - c) : nullptr);
   }
 }
 
@@ -859,7 +940,7 @@ int check_coop_tree(const int32_t *parent, int32_t n, int64_t n_systems, se_hine
 // The settings asked for, with the defaults for the fields left 0 (warps and stages stay 0:
 // coop_fit).
 int coop_settings(const se_hines_coop_config *req, se_hines_coop_config *out, se_error *err) {
-  se_hines_coop_config c = {4, 0, 0, 1};
+  se_hines_coop_config c = {4, 0, 0, 1, SE_HINES_COOP_REG_AUTO};
   if (req) {
     if (req->lanes)
       c.lanes = req->lanes;
@@ -868,6 +949,7 @@ int coop_settings(const se_hines_coop_config *req, se_hines_coop_config *out, se
     c.warps = req->warps;
     if (req->ctas_per_sm)
       c.ctas_per_sm = req->ctas_per_sm;
+    c.registers = req->registers;
   }
   if (c.lanes != 2 && c.lanes != 4 && c.lanes != 8 && c.lanes != 16)
     SE_FAIL(err, SE_ERR_ARG, "COOP kernel: %d lanes per system (2, 4, 8 or 16)", c.lanes);
@@ -877,6 +959,14 @@ int coop_settings(const se_hines_coop_config *req, se_hines_coop_config *out, se
     SE_FAIL(err, SE_ERR_ARG, "COOP kernel: %d warps per CTA (1..16, 0 = automatic)", c.warps);
   if (c.ctas_per_sm < 1 || c.ctas_per_sm > 16)
     SE_FAIL(err, SE_ERR_ARG, "COOP kernel: %d CTAs per multiprocessor (1..16)", c.ctas_per_sm);
+  if (c.registers < SE_HINES_COOP_REG_AUTO || c.registers > SE_HINES_COOP_REG_ON)
+    SE_FAIL(err, SE_ERR_ARG, "COOP kernel: register rows %d (0 automatic, 1 off, 2 on)",
+            c.registers);
+  if (c.registers == SE_HINES_COOP_REG_ON && (c.lanes != 8 || (c.warps > 8)))
+    SE_FAIL(err, SE_ERR_ARG,
+            "COOP kernel: register rows need 8 lanes and at most 8 warps per CTA (%d lanes, %d "
+            "warps)",
+            c.lanes, c.warps);
   *out = c;
   return SE_OK;
 }
@@ -888,54 +978,90 @@ size_t coop_budget(const se_hines_coop_config &c, const se_hines_device_limits &
   return budget > lim.smem_optin ? lim.smem_optin : budget;
 }
 
-// Shared memory of one warp with `stages` stages (bytes).
-size_t coop_warp_bytes(int32_t n, const CoopTree &t, int G, int stages) {
-  return 8 * ((size_t)stages * COOP_CH * 128 + 2 * (size_t)G * (size_t)(n + t.K + 2));
+// Shared memory of one warp with `stages` stages and `cells` row cells (bytes).
+size_t coop_warp_bytes(int cells, const CoopTree &t, int G, int stages) {
+  return 8 * ((size_t)stages * COOP_CH * 128 + 2 * (size_t)G * (size_t)(cells + t.K + 2));
 }
 
-// Warps per CTA of the settings c with `stages` stages: c.warps, or with c.warps = 0 as many as
-// the shared memory holds, at most 16 and no more than spreads the systems over every
-// multiprocessor; *fit: the warps the shared memory holds.
-long coop_warps(int32_t n, int64_t S, const CoopTree &t, const se_hines_coop_config &c,
-                int stages, const se_hines_device_limits &lim, long *fit) {
+// Warps per CTA of the settings c with `stages` stages and `cells` row cells: c.warps, or with
+// c.warps = 0 as many as the shared memory holds, at most `most` and no more than spreads the
+// systems over every multiprocessor; *fit: the warps the shared memory holds.
+long coop_warps(int cells, int64_t S, const CoopTree &t, const se_hines_coop_config &c,
+                int stages, long most, const se_hines_device_limits &lim, long *fit) {
   const int G = 32 / c.lanes;
   const size_t budget = coop_budget(c, lim);
   const size_t steps_bytes = 8 * (size_t)coop_table_words(t.MB * c.lanes);
-  const size_t warp_bytes = coop_warp_bytes(n, t, G, stages);
+  const size_t warp_bytes = coop_warp_bytes(cells, t, G, stages);
   *fit = budget > steps_bytes ? (long)((budget - steps_bytes) / warp_bytes) : 0;
   if (c.warps > 0)
     return c.warps;
   const int64_t warps_total = (S + G - 1) / G;
   const int64_t spread = (warps_total + lim.sms - 1) / lim.sms;
-  const long w = *fit < 16 ? *fit : 16;
+  const long w = *fit < most ? *fit : most;
   return spread < w ? (long)spread : w;
 }
 
-// Fits the settings c to the plan t of S systems: the stages (c.stages = 0: the deeper pipeline
-// of 6 or 5 stages where it keeps the warps of 4 stages, else 4; session 5, run 4: medium L 4
-// with 6 stages 64.0% of copy against 61.1%, small-high L 2 with 5 stages 84.8% against 84.2%;
-// session 7, with the groups from a counter: big-high L 8 (3 warps) 62.1% against 56.2%, big-low
-// 44.3% against 41.0%, where the fixed order had measured deeper pipelines 1-2 points slower at
-// 2 or 3 warps per CTA), the warps per CTA (coop_warps) and the shared memory; fills *info.
-int coop_fit(int32_t n, int64_t S, const CoopTree &t, se_hines_coop_config c,
-             const se_hines_device_limits &lim, se_hines_coop_info *info, se_error *err) {
-  const int G = 32 / c.lanes;
-  long fit = 0;
+// The stages of c (c.stages, or with c.stages = 0 the deeper pipeline of 6 or 5 stages where it
+// keeps the warps of 4 stages, else 4; session 5, run 4: medium L 4 with 6 stages 64.0% of copy
+// against 61.1%, small-high L 2 with 5 stages 84.8% against 84.2%; session 7, with the groups
+// from a counter: big-high L 8 (3 warps) 62.1% against 56.2%, big-low 44.3% against 41.0%, where
+// the fixed order had measured deeper pipelines 1-2 points slower at 2 or 3 warps per CTA) and
+// its warps per CTA (coop_warps), for `cells` row cells and at most `most` warps.
+void coop_shape(int cells, int64_t S, const CoopTree &t, const se_hines_coop_config &c, long most,
+                const se_hines_device_limits &lim, int *stages, long *warps, long *fit) {
+  *stages = c.stages;
   if (c.stages == 0) {
-    const long w4 = coop_warps(n, S, t, c, 4, lim, &fit);
-    c.stages = 4;
+    const long w4 = coop_warps(cells, S, t, c, 4, most, lim, fit);
+    *stages = 4;
     for (int st : {6, 5}) {
       long fit_st = 0;
-      coop_warps(n, S, t, c, st, lim, &fit_st);
+      coop_warps(cells, S, t, c, st, most, lim, &fit_st);
       if (w4 >= 1 && fit_st >= w4) {
-        c.stages = st;
+        *stages = st;
         break;
       }
     }
   }
-  c.warps = (int)coop_warps(n, S, t, c, c.stages, lim, &fit);
+  *warps = coop_warps(cells, S, t, c, *stages, most, lim, fit);
+}
+
+// Fits the settings c to the plan t of S systems: the register rows (8 lanes, COOP_REG_CHUNKS
+// chunks, which the chunks whose stage takes later copies must cover; c.registers AUTO: with
+// them where they hold more warps, or as many with a deeper pipeline, than without, and where
+// each array of a warp's group is contiguous (`together`: a block of one warp's systems): there
+// big-high's fourth warp measured 78.5% of copy against 65.1% with three, on block 32 60.4%
+// against 61.6%, docs/gpu-hines.md "Session 8"), the stages and warps per CTA (coop_shape) and
+// the shared memory; fills *info.
+int coop_fit(int32_t n, int64_t S, const CoopTree &t, se_hines_coop_config c, bool together,
+             const se_hines_device_limits &lim, se_hines_coop_info *info, se_error *err) {
+  const int G = 32 / c.lanes;
+  long fit = 0, warps = 0, warps_reg = 0;
+  int stages = 0, stages_reg = 0, reg_steps = 0, cells = n;
+  coop_shape(n, S, t, c, 16, lim, &stages, &warps, &fit);
+  if (c.lanes == 8 && c.registers != SE_HINES_COOP_REG_OFF && c.warps <= 8) {
+    const int cells_reg = coop_reg_rows(t, COOP_CH * COOP_REG_CHUNKS, nullptr);
+    long fit_reg = 0;
+    coop_shape(cells_reg, S, t, c, 8, lim, &stages_reg, &warps_reg, &fit_reg);
+    const bool room = t.MB / COOP_CH - stages_reg >= COOP_REG_CHUNKS;
+    const bool gain =
+        together && (warps_reg > warps || (warps_reg == warps && stages_reg > stages));
+    if (room && (c.registers == SE_HINES_COOP_REG_ON || gain)) {
+      reg_steps = COOP_CH * COOP_REG_CHUNKS;
+      stages = stages_reg;
+      warps = warps_reg;
+      fit = fit_reg;
+      cells = cells_reg;
+    } else if (c.registers == SE_HINES_COOP_REG_ON) {
+      SE_FAIL(err, SE_ERR_UNSUPPORTED,
+              "COOP kernel: register rows need %d chunks before the last %d (the plan has %d)",
+              COOP_REG_CHUNKS, stages_reg, t.MB / COOP_CH);
+    }
+  }
+  c.stages = stages;
+  c.warps = (int)warps;
+  c.registers = reg_steps ? SE_HINES_COOP_REG_ON : SE_HINES_COOP_REG_OFF;
   const size_t steps_bytes = 8 * (size_t)coop_table_words(t.MB * c.lanes);
-  const size_t warp_bytes = coop_warp_bytes(n, t, G, c.stages);
+  const size_t warp_bytes = coop_warp_bytes(cells, t, G, c.stages);
   const size_t budget = coop_budget(c, lim);
   if (c.warps < 1 || (long)c.warps > fit)
     SE_FAIL(err, SE_ERR_UNSUPPORTED,
@@ -951,12 +1077,14 @@ int coop_fit(int32_t n, int64_t S, const CoopTree &t, se_hines_coop_config c,
   info->levels = t.levels;
   info->roots = t.K;
   info->shared_bytes = steps_bytes + (size_t)c.warps * warp_bytes;
+  info->reg_steps = reg_steps;
+  info->cells = cells + t.K + 2;
   info->lane_use = (double)n / ((double)c.lanes * (double)t.MB);
   return SE_OK;
 }
 
 // The plan of c's lanes for row stride rs (table offsets), its settings fitted (coop_fit).
-int coop_plan_tree(const int32_t *parent, int32_t n, int64_t S, uint32_t rs,
+int coop_plan_tree(const int32_t *parent, int32_t n, int64_t S, uint32_t rs, bool together,
                    const se_hines_coop_config &c, const se_hines_device_limits &lim, CoopTree *t,
                    se_hines_coop_info *info, se_error *err) {
   const int G = 32 / c.lanes;
@@ -967,13 +1095,20 @@ int coop_plan_tree(const int32_t *parent, int32_t n, int64_t S, uint32_t rs,
             "memory per CTA",
             n, G, coop_budget(c, lim));
   SE_TRY(coop_build(parent, n, c.lanes, t, err));
-  coop_encode(t, G, rs);
-  return coop_fit(n, S, *t, c, lim, info, err);
+  SE_TRY(coop_fit(n, S, *t, c, together, lim, info, err));
+  coop_encode(t, G, rs, info->reg_steps);
+  return SE_OK;
 }
 
 // Row stride of a layout (FULL: S; BLOCK: BS).
 uint32_t coop_stride(se_hines_layout layout, int64_t S, int32_t bs) {
   return (uint32_t)(layout == SE_HINES_LAYOUT_FULL ? S : bs);
+}
+
+// Whether each array of a warp's group is one contiguous run, row after row (BLOCK with a block
+// of one warp's systems).
+bool coop_together(se_hines_layout layout, int32_t bs, int lanes) {
+  return layout == SE_HINES_LAYOUT_BLOCK && bs == 32 / lanes;
 }
 
 // SE_OK when a warp's systems (32 / lanes) lie in one block of the BLOCK layout (BS a multiple
@@ -993,7 +1128,8 @@ int coop_resolve(const int32_t *parent, int32_t n, int64_t S, se_hines_layout la
   se_hines_coop_config c;
   SE_TRY(coop_settings(req, &c, err));
   SE_TRY(coop_block_fits(layout, bs, c.lanes, err));
-  return coop_plan_tree(parent, n, S, coop_stride(layout, S, bs), c, lim, t, info, err);
+  return coop_plan_tree(parent, n, S, coop_stride(layout, S, bs),
+                        coop_together(layout, bs, c.lanes), c, lim, t, info, err);
 }
 
 
@@ -1006,8 +1142,10 @@ CoopArgs coop_args(const se_hines_batch_view &v, const CoopTree &t, const se_hin
   a.bs = v.layout == SE_HINES_LAYOUT_BLOCK ? v.bs : 1;
   a.S = v.n_systems;
   a.MB = t.MB;
-  a.zero = v.n + t.K;
-  a.warp_words = (int)(coop_warp_bytes(v.n, t, info.systems_per_warp, info.cfg.stages) / 8);
+  a.root0 = t.cells;
+  a.zero = t.cells + t.K;
+  a.warp_words = (int)(coop_warp_bytes(t.cells, t, info.systems_per_warp, info.cfg.stages) / 8);
+  a.reg_chunks = t.RS / COOP_CH;
   a.steps = steps;
   a.goff = goff;
   a.u = u;
@@ -1058,7 +1196,7 @@ static int coop_create_inner(se_hines_coop *p, const se_hines_batch_view &v,
   SE_CUDA_CHECK(err, cudaMemset(p->d_next, 0, sizeof(unsigned)));
   SE_CUDA_CHECK(err, cudaMemcpy(p->d_steps, p->tree.enc.data(), bytes, cudaMemcpyHostToDevice));
   SE_CUDA_CHECK(err, cudaMemcpy(p->d_goff, p->tree.goff.data(), gbytes, cudaMemcpyHostToDevice));
-  coop_kernel_fn fn = coop_kernel(p->info.cfg, p->w16);
+  coop_kernel_fn fn = coop_kernel(p->info, p->w16);
   SE_CUDA_CHECK(err, cudaFuncSetAttribute((const void *)fn,
                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           (int)lim.smem_optin)); // any plan of this kernel
@@ -1120,7 +1258,7 @@ extern "C" int se_hines_coop_solve(const se_hines_coop *p, se_hines_batch *batch
   se_hines_batch_get_view(batch, &v);
   CoopArgs a = coop_args(v, p->tree, p->info, p->d_steps, p->d_goff, v.u, v.l, v.d, v.rhs);
   a.next = p->d_next;
-  coop_kernel_fn fn = coop_kernel(p->info.cfg, p->w16);
+  coop_kernel_fn fn = coop_kernel(p->info, p->w16);
   fn<<<p->grid, 32 * p->info.cfg.warps, p->info.shared_bytes, v.stream>>>(a);
   SE_CUDA_CHECK_LAUNCH(err, "the COOP kernel");
   return SE_OK;
@@ -1134,7 +1272,7 @@ extern "C" int se_hines_coop_emulate(const int32_t *parent, int32_t n, int64_t n
   SE_TRY(check_coop_tree(parent, n, n_systems, layout, err));
   if (layout == SE_HINES_LAYOUT_BLOCK && !se_hines_block_size_ok(bs))
     SE_FAIL(err, SE_ERR_ARG, "COOP emulation: block size %d (4, 8, 16, 32, 64 or 128)", bs);
-  se_hines_coop_config c = cfg ? *cfg : se_hines_coop_config{0, 0, 0, 0};
+  se_hines_coop_config c = cfg ? *cfg : se_hines_coop_config{0, 0, 0, 0, 0};
   c.warps = 1;
   c.ctas_per_sm = 1;
   CoopTree t;
@@ -1207,11 +1345,14 @@ extern "C" int se_hines_coop_choose(const int32_t *parent, int32_t n, int64_t n_
       continue; // a block of fewer systems than a warp of these lanes serves
     CoopTree t; // built once for the lanes (first CTA count), fitted for the others
     for (size_t k = 0; k < sizeof coop_candidate_ctas / sizeof *coop_candidate_ctas; k++) {
-      const se_hines_coop_config want = {lanes, 0, 0, coop_candidate_ctas[k]};
+      const se_hines_coop_config want = {lanes, 0, 0, coop_candidate_ctas[k],
+                                         SE_HINES_COOP_REG_AUTO};
       se_hines_coop_info info;
       se_error e2 = {SE_OK, {0}};
-      const int rc = k ? coop_fit(n, n_systems, t, want, *lim, &info, &e2)
-                       : coop_plan_tree(parent, n, n_systems, 1, want, *lim, &t, &info, &e2);
+      const bool together = coop_together(layout, bs, lanes);
+      const int rc = k ? coop_fit(n, n_systems, t, want, together, *lim, &info, &e2)
+                       : coop_plan_tree(parent, n, n_systems, 1, together, want, *lim, &t, &info,
+                                        &e2);
       if (rc == SE_ERR_UNSUPPORTED) { // more CTAs per multiprocessor have less shared memory each
         last = e2;
         break;

@@ -30,7 +30,19 @@ typedef struct se_hines_coop_config {
                       6 or 5 where that keeps the 4 or more warps of 4 stages, else 4) */
   int warps;       /* warps per CTA, 1..16 (default: as many as the shared memory holds) */
   int ctas_per_sm; /* CTAs per multiprocessor sharing its shared memory (default 1) */
+  int registers;   /* register rows: SE_HINES_COOP_REG_* (default AUTO) */
 } se_hines_coop_config;
+
+/* Register rows (8 lanes): the lanes keep (h, g) of the first 24 backward steps in registers,
+ * and the rows among them that no other row reads (leaves, rows whose only child passes its
+ * contribution in registers) need no shared memory: a warp's cells shrink by 16 B per such row
+ * and system (docs/gpu-hines.md, "Session 8"). */
+enum {
+  SE_HINES_COOP_REG_AUTO = 0, /* with register rows where they hold more warps, or as many with a
+                                 deeper pipeline, on a BLOCK layout of one warp's systems (BS 4) */
+  SE_HINES_COOP_REG_OFF = 1,
+  SE_HINES_COOP_REG_ON = 2 /* 8 lanes and at most 8 warps per CTA */
+};
 
 /* What a COOP plan does. */
 typedef struct se_hines_coop_info {
@@ -42,6 +54,8 @@ typedef struct se_hines_coop_info {
   int trunk_rows;           /* rows above level 1 (the trunk) */
   int roots;                /* subtree roots below a higher level (cells of their own) */
   size_t shared_bytes;      /* dynamic shared memory per CTA */
+  int reg_steps;            /* backward steps whose (h, g) stay in registers (0: none) */
+  int cells;                /* cells of 16 B per system: rows with one, roots, zero, discard */
   double lane_use;          /* n / (lanes x steps): the busy fraction of the lanes */
 } se_hines_coop_info;
 

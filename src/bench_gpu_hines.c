@@ -47,7 +47,8 @@ static const char *usage =
     "                   0 to 128 bytes; default: the driver's)\n"
     "  --csv FILE       also write the rows as CSV\n"
     "\n"
-    "A variant is LAYOUT[-KERNEL][-tT][-sST][-cC][-rR] or LAYOUT-coop[-lL][-sST][-wW][-cC]:\n"
+    "A variant is LAYOUT[-KERNEL][-tT][-sST][-cC][-rR] or\n"
+    "LAYOUT-coop[-lL][-sST][-wW][-cC][-reg|-noreg]:\n"
     "  LAYOUT  flat | full | blockBS (Block-Interleaved, BS 4, 8, 16, 32, 64 or 128; below 32\n"
     "          only the paper's kernel and COOP with 32 / BS lanes or fewer)\n"
     "  KERNEL  paper (default: the paper's Flat, Full-Interleaved or Block-Interleaved kernel\n"
@@ -58,7 +59,8 @@ static const char *usage =
     "  -lL -sST -wW -cC  COOP settings: lanes per system (2, 4, 8, 16; default 4), pipeline\n"
     "          stages (2, 3, 4, 5, 6, 8; default: 6 or 5 where they keep 4 or more warps, else\n"
     "          4), warps per CTA (default: as many as fit), CTAs per\n"
-    "          multiprocessor\n"
+    "          multiprocessor; -reg / -noreg: register rows on / off (8 lanes; default: on\n"
+    "          where they fit more warps or stages)\n"
     "Default variants: flat,full,block32,block128,block32-shared,full-stream-r0,\n"
     "                  block32-stream-r0,full-stream,block32-stream,full-coop,block32-coop\n";
 
@@ -120,6 +122,8 @@ static int parse_variant(const char *spec, variant *v) {
       if (v->layout == SE_HINES_LAYOUT_FLAT)
         return -1;
       v->coop = 1;
+    } else if (v->coop && (!strcmp(tok, "reg") || !strcmp(tok, "noreg"))) {
+      v->ccfg.registers = tok[0] == 'r' ? SE_HINES_COOP_REG_ON : SE_HINES_COOP_REG_OFF;
     } else if (v->coop && strchr("lswc", tok[0]) && tok[1] >= '0' && tok[1] <= '9') {
       int val = atoi(tok + 1);
       if (tok[0] == 'l')
@@ -265,8 +269,9 @@ static void settings_str(const variant *v, const result *r, char *buf, size_t le
   const se_hines_plan_info *p = &r->info;
   const se_hines_coop_info *c = &r->cinfo;
   if (v->coop)
-    snprintf(buf, len, "L%d S%d W%d C%d M%d T%d %.0f%%", c->cfg.lanes, c->cfg.stages,
-             c->cfg.warps, c->cfg.ctas_per_sm, c->steps, c->trunk_rows, 100.0 * c->lane_use);
+    snprintf(buf, len, "L%d S%d W%d C%d%s M%d T%d %.0f%%", c->cfg.lanes, c->cfg.stages,
+             c->cfg.warps, c->cfg.ctas_per_sm, c->reg_steps ? " reg" : "", c->steps,
+             c->trunk_rows, 100.0 * c->lane_use);
   else if (p->kernel == SE_HINES_KERNEL_COOP) /* an automatic row that chose COOP */
     snprintf(buf, len, "L%d C%d (automatic)", p->coop_lanes, p->coop_ctas_per_sm);
   else if (p->kernel == SE_HINES_KERNEL_STREAM)

@@ -334,7 +334,7 @@ static int coop_cases(se_hines_coop_config *c) {
   const int lanes[4] = {2, 4, 8, 16}, stages[6] = {4, 8, 2, 3, 6, 5};
   for (int a = 0; a < 4; a++)
     for (int b = 0; b < 6; b++)
-      c[k++] = (se_hines_coop_config){lanes[a], stages[b], 0, 0};
+      c[k++] = (se_hines_coop_config){lanes[a], stages[b], 0, 0, 0};
   return k;
 }
 
@@ -346,8 +346,8 @@ static void coop_emulate_one(se_test_state *st, const tree *t, const systems *y,
   se_hines_coop_info info;
   int rc = se_hines_coop_emulate(t->parent, t->n, y->S, lc->layout, lc->bs, cfg, a.u, a.l, a.d,
                                  a.r, &info, &err);
-  SE_EXPECT(st, rc == SE_OK, "COOP emulation %s %s L%d/ST%d S %lld: %s", t->name, lc->name,
-            cfg->lanes, cfg->stages, (long long)y->S, err.message);
+  SE_EXPECT(st, rc == SE_OK, "COOP emulation %s %s L%d/ST%d/R%d S %lld: %s", t->name, lc->name,
+            cfg->lanes, cfg->stages, cfg->registers, (long long)y->S, err.message);
   if (rc == SE_OK) {
     int bitwise = 0;
     double e = max_err(y, a.r, lc->layout, lc->bs, &bitwise);
@@ -392,7 +392,7 @@ static void check_coop_emulation(se_test_state *st, const tree *trees, int n_tre
       systems y = make_systems(t, 8, 1);
       printf("COOP plan %-11s n %3d:", t->name, t->n);
       for (int lanes = 2; lanes <= 16; lanes *= 2) {
-        se_hines_coop_config c = {lanes, 4, 0, 0};
+        se_hines_coop_config c = {lanes, 4, 0, 0, 0};
         if (se_hines_coop_emulate(t->parent, t->n, y.S, SE_HINES_LAYOUT_FULL, 1, &c, y.u, y.l,
                                   y.d, y.rhs, &info, &err) == SE_OK)
           printf(" | L%d: %3d steps, %d levels (bins %3d, trunk %2d, %2d roots), busy %2.0f%%",
@@ -410,13 +410,84 @@ static void check_coop_emulation(se_test_state *st, const tree *trees, int n_tre
                                       NULL, &err) == SE_ERR_ARG &&
                     strstr(err.message, "full or block") != NULL,
             "COOP on the flat layout: %s", err.message);
-  const se_hines_coop_config bad[3] = {{3, 4, 0, 0}, {4, 7, 0, 0}, {32, 4, 0, 0}};
-  for (int k = 0; k < 3; k++)
+  const se_hines_coop_config bad[5] = {{3, 4, 0, 0, 0},
+                                       {4, 7, 0, 0, 0},
+                                       {32, 4, 0, 0, 0},
+                                       {4, 4, 0, 0, SE_HINES_COOP_REG_ON},
+                                       {8, 4, 0, 0, 3}};
+  for (int k = 0; k < 5; k++)
     SE_EXPECT(st, se_hines_coop_emulate(p1, 1, 1, SE_HINES_LAYOUT_FULL, 1, &bad[k], &x, &x, &x,
                                         &x, NULL, &err) == SE_ERR_ARG,
-              "COOP setting %d lanes, %d stages was accepted", bad[k].lanes,
-              bad[k].stages);
+              "COOP setting %d lanes, %d stages, registers %d was accepted", bad[k].lanes,
+              bad[k].stages, bad[k].registers);
   printf("host emulation of COOP: %d solves, max relative error %.2e\n", runs, worst);
+}
+
+/* Whether the tree's 8-lane plan leaves room for register rows with `stages` stages: the
+ * register chunks (12) must come before the last `stages` chunks (a plan without them says how
+ * many steps it has). */
+static int coop_reg_room(const tree *t, int stages) {
+  se_hines_coop_config c = {8, stages, 0, 0, SE_HINES_COOP_REG_OFF};
+  se_hines_coop_info info;
+  se_error err = {0};
+  systems y = make_systems(t, 1, 1);
+  int rc = se_hines_coop_emulate(t->parent, t->n, 1, SE_HINES_LAYOUT_FULL, 1, &c, y.u, y.l, y.d,
+                                 y.rhs, &info, &err);
+  free_systems(&y);
+  return rc == SE_OK && info.steps / 2 - stages >= 12;
+}
+
+/* Register rows (8 lanes, (h, g) of the first 24 steps in registers, rows no other row reads
+ * without a cell) on the host: every tree with room, the full and block layouts, an even and an
+ * odd number of systems, 3, 6 and 8 stages, against the reference (the cells start as NaN, so a
+ * row that lost its cell while another row reads it fails); the plan must drop cells for every
+ * tree of 300 rows or more; a tree without room is refused with a message. */
+static void check_coop_registers(se_test_state *st, const tree *trees, int n_trees) {
+  const int stages[3] = {6, 3, 8};
+  double worst = 0.0;
+  int runs = 0;
+  for (int ti = 0; ti < n_trees; ti++) {
+    const tree *t = &trees[ti];
+    for (int si = 0; si < 3; si++) {
+      se_hines_coop_config c = {8, stages[si], 0, 0, SE_HINES_COOP_REG_ON};
+      if (!coop_reg_room(t, stages[si])) {
+        se_error err = {0};
+        double x = 0.0;
+        SE_EXPECT(st, se_hines_coop_emulate(t->parent, t->n, 1, SE_HINES_LAYOUT_FULL, 1, &c, &x, &x,
+                                            &x, &x, NULL, &err) == SE_ERR_UNSUPPORTED &&
+                          strstr(err.message, "register rows need") != NULL,
+                  "COOP registers %s ST%d: %s", t->name, stages[si], err.message);
+        continue;
+      }
+      const int64_t sizes[2] = {100, 37};
+      for (int k = 0; k < 2; k++) {
+        systems y = make_systems(t, sizes[k], 77 + (uint64_t)ti);
+        const layout_case block4 = {SE_HINES_LAYOUT_BLOCK, 4, "block4"};
+        const layout_case *lcs[3] = {&layouts[1], &layouts[2], &block4}; /* full, block 32, 4 */
+        for (int li = 0; li < 3; li++) {
+          coop_emulate_one(st, t, &y, lcs[li], &c, &worst);
+          runs++;
+        }
+        free_systems(&y);
+      }
+      se_hines_coop_info info;
+      se_error err = {0};
+      systems y = make_systems(t, 8, 1);
+      int rc = se_hines_coop_emulate(t->parent, t->n, y.S, SE_HINES_LAYOUT_FULL, 1, &c, y.u, y.l,
+                                     y.d, y.rhs, &info, &err);
+      SE_EXPECT(st, rc == SE_OK && info.reg_steps == 24 && info.cfg.registers == 2,
+                "COOP registers %s: %d register steps: %s", t->name, info.reg_steps, err.message);
+      SE_EXPECT(st, rc != SE_OK || t->n < 300 || info.cells < t->n + info.roots + 2,
+                "COOP registers %s: %d cells for %d rows and %d roots", t->name, info.cells, t->n,
+                info.roots);
+      if (si == 0 && rc == SE_OK)
+        printf("COOP register rows %-11s L8: %d of %d cells per system\n", t->name, info.cells,
+               t->n + info.roots + 2);
+      free_systems(&y);
+    }
+  }
+  printf("host emulation of COOP register rows: %d solves, max relative error %.2e\n", runs,
+         worst);
 }
 
 /* The automatic COOP settings on the H200 at 256 000 neurons (Block-Interleaved): the cost
@@ -479,7 +550,7 @@ static void check_small_blocks(se_test_state *st, const tree *trees, int n_trees
         emulate_one(st, t, &y, lc, SE_HINES_KERNEL_BLOCK, NULL, &worst);
         for (int lanes = 2; lanes <= 16; lanes *= 2)
           for (int stages = 4; stages <= 6; stages += 2) {
-            se_hines_coop_config c = {lanes, stages, 0, 0};
+            se_hines_coop_config c = {lanes, stages, 0, 0, 0};
             if ((32 / lanes) > lc->bs) {
               se_error err = {0};
               double x = 0.0;
@@ -517,9 +588,16 @@ static void check_small_blocks(se_test_state *st, const tree *trees, int n_trees
                                   small_blocks[b].bs, se_hines_h200_limits(), &c, &cycles, &err);
     SE_EXPECT(st, rc == SE_OK && 32 / c.lanes <= small_blocks[b].bs,
               "COOP choice big-high on %s: L%d: %s", small_blocks[b].name, c.lanes, err.message);
+    /* block 4 (one warp's systems at 8 lanes): register rows and 4 warps (78.5% of copy
+     * against 65.1% without, session 8); elsewhere none (block 32: 60.4% against 61.6%) */
+    const int want_reg = small_blocks[b].bs == 4 ? SE_HINES_COOP_REG_ON : SE_HINES_COOP_REG_OFF;
+    SE_EXPECT(st, rc != SE_OK || (c.registers == want_reg && (b > 0 || c.warps == 4)),
+              "COOP choice big-high on %s: registers %d, %d warps", small_blocks[b].name,
+              c.registers, c.warps);
     if (rc == SE_OK)
-      printf("COOP automatic settings big-high    256000 %s: L%d C%d W%d S%d\n",
-             small_blocks[b].name, c.lanes, c.ctas_per_sm, c.warps, c.stages);
+      printf("COOP automatic settings big-high    256000 %s: L%d C%d W%d S%d%s\n",
+             small_blocks[b].name, c.lanes, c.ctas_per_sm, c.warps, c.stages,
+             c.registers == SE_HINES_COOP_REG_ON ? ", register rows" : "");
   }
   free_systems(&y);
   se_error err = {0};
@@ -587,13 +665,14 @@ static void gpu_coop_check(se_test_state *st, se_hines_batch *b, const tree *t, 
     rc = se_hines_batch_sync(b, &err);
   if (rc == SE_OK)
     rc = se_hines_batch_download(b, SE_HINES_LAYOUT_FLAT, x, &err);
-  SE_EXPECT(st, rc == SE_OK, "GPU COOP %s %s L%d/ST%d/W%d/C%d: %s", t->name, lc->name,
-            cfg->lanes, cfg->stages, cfg->warps, cfg->ctas_per_sm, err.message);
+  SE_EXPECT(st, rc == SE_OK, "GPU COOP %s %s L%d/ST%d/W%d/C%d/R%d: %s", t->name, lc->name,
+            cfg->lanes, cfg->stages, cfg->warps, cfg->ctas_per_sm, cfg->registers, err.message);
   if (rc == SE_OK) {
     int bitwise = 0;
     double e = max_err(y, x, SE_HINES_LAYOUT_FLAT, 1, &bitwise);
-    SE_EXPECT(st, e <= TOL, "GPU COOP %s %s L%d/ST%d/W%d/C%d: max relative error %.3g",
-              t->name, lc->name, cfg->lanes, cfg->stages, cfg->warps, cfg->ctas_per_sm, e);
+    SE_EXPECT(st, e <= TOL, "GPU COOP %s %s L%d/ST%d/W%d/C%d/R%d: max relative error %.3g",
+              t->name, lc->name, cfg->lanes, cfg->stages, cfg->warps, cfg->ctas_per_sm,
+              cfg->registers, e);
     if (e > *worst || e != e)
       *worst = e;
   }
@@ -640,9 +719,16 @@ static void check_gpu_tree(se_test_state *st, const tree *t, int64_t S, uint64_t
       for (int c = 0; c < ncc; c++)
         if (all_settings || c % 2 == 0)
           gpu_coop_check(st, b, t, &y, lc, &cc[c], x, &w_coop);
-      const se_hines_coop_config fixed[3] = {{4, 4, 1, 0}, {8, 4, 1, 2}, {8, 3, 1, 1}};
+      const se_hines_coop_config fixed[3] = {{4, 4, 1, 0, 0}, {8, 4, 1, 2, 0}, {8, 3, 1, 1, 0}};
       for (int c = 0; c < 3; c++)
         gpu_coop_check(st, b, t, &y, lc, &fixed[c], x, &w_coop);
+      /* register rows where the plan has room: automatic warps (at most 8), 2 CTAs, 2 warps */
+      const se_hines_coop_config reg[3] = {{8, 6, 0, 0, SE_HINES_COOP_REG_ON},
+                                           {8, 4, 0, 2, SE_HINES_COOP_REG_ON},
+                                           {8, 3, 2, 1, SE_HINES_COOP_REG_ON}};
+      for (int c = 0; c < 3; c++)
+        if (coop_reg_room(t, reg[c].stages))
+          gpu_coop_check(st, b, t, &y, lc, &reg[c], x, &w_coop);
     }
     /* u and l are kept by every kernel */
     double *ul = malloc((size_t)t->n * sizeof *ul);
@@ -693,9 +779,12 @@ static void check_gpu_small_blocks(se_test_state *st, const tree *trees) {
       gpu_solve_check(st, b, t, &y, lc, SE_HINES_KERNEL_AUTO, NULL, x, &w_auto);
       for (int lanes = 2; lanes <= 8; lanes *= 2)
         if (32 / lanes <= lc->bs) {
-          const se_hines_coop_config c = {lanes, 6, 0, 0};
+          const se_hines_coop_config c = {lanes, 6, 0, 0, 0};
           gpu_coop_check(st, b, t, &y, lc, &c, x, &w_coop);
         }
+      const se_hines_coop_config reg = {8, 6, 0, 0, SE_HINES_COOP_REG_ON};
+      if (coop_reg_room(t, 6))
+        gpu_coop_check(st, b, t, &y, lc, &reg, x, &w_coop);
       SE_EXPECT(st, se_hines_batch_solve(b, SE_HINES_KERNEL_STREAM, NULL, &err) ==
                         SE_ERR_UNSUPPORTED,
                 "STREAM on %s was accepted", lc->name);
@@ -863,6 +952,7 @@ int main(void) {
   check_emulation(&st, trees, n_trees);
   check_coop_emulation(&st, trees, n_trees);
   check_small_blocks(&st, trees, n_trees);
+  check_coop_registers(&st, trees, n_trees);
   check_coop_choice(&st, trees);
 
   int devices = se_cuda_device_count();

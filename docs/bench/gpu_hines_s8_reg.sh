@@ -5,8 +5,9 @@
 # hold 4 warps with 6 stages instead of 3 (-noreg). Builds, prints the register use of the
 # kernels, runs gpu_hines on the GPU (register rows included), then A B A B rows at 256 000
 # neurons and the automatic rows of every class.
-# Rejected (4 warps measure no faster than 3; docs/gpu-hines.md "Session 8"): the -reg/-noreg
-# variants exist only with docs/bench/gpu_hines_s8_reg_rejected.patch applied to commit a2ca6ac.
+# On block 32, 4 warps measured no faster than 3 (docs/gpu-hines.md "Session 8"); the measured
+# tree is docs/bench/gpu_hines_s8_reg_first.patch on commit a2ca6ac. The register rows came back
+# for block 4 (gpu_hines_s8_reg_block4.sh), where they pay.
 # Run from the repository root (the `run` tool, carry .devkit); writes into $OUT.
 source .devkit/env.sh
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
