@@ -11,11 +11,14 @@
  *    device) on every layout and many STREAM settings.
  *    The COOP kernel (several lanes per system, cuda/hines_coop.h) likewise, on the full and
  *    block layouts, 2/4/8/16 lanes, 2, 3, 4, 5, 6 or 8 stages, an even and an odd number of
- *    systems.
+ *    systems; register rows (8 lanes) on full, block 32 and block 4; the small blocks (4, 8,
+ *    16 systems) with the paper's Block kernel and every COOP lane count that fits, and the
+ *    refusals (STREAM, Block-Shared, COOP warps wider than a block).
  * 2. GPU (skipped with "skipped: no GPU" and exit 77 without a device): S = 1000 systems (not a
  *    multiple of any block size), every layout (flat, full, block 32/64/128), every kernel that
- *    fits the layout, STREAM and COOP settings, AUTO; the device generator; S = 1, 33 and 66
- *    (both copy modes of STREAM and COOP, partial warps); errors. */
+ *    fits the layout, STREAM and COOP settings (register rows included), AUTO; the small blocks;
+ *    the device generator; S = 1, 33 and 66 (both copy modes of STREAM and COOP, partial warps);
+ *    errors. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
