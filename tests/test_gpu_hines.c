@@ -682,6 +682,25 @@ static void gpu_coop_check(se_test_state *st, se_hines_batch *b, const tree *t, 
   se_hines_coop_destroy(plan);
 }
 
+/* A device batch of y's systems in lc's layout, uploaded and saved (for se_hines_batch_restore
+ * before each solve); NULL (and a failed check) when that fails. */
+static se_hines_batch *gpu_batch(se_test_state *st, const tree *t, const systems *y,
+                                 const layout_case *lc) {
+  se_error err = {0};
+  se_hines_batch *b = NULL;
+  int rc = se_hines_batch_create(t->parent, t->n, y->S, lc->layout, lc->bs, &b, &err);
+  if (rc == SE_OK)
+    rc = se_hines_batch_upload(b, SE_HINES_LAYOUT_FLAT, y->u, y->l, y->d, y->rhs, &err);
+  if (rc == SE_OK)
+    rc = se_hines_batch_save(b, &err);
+  SE_EXPECT(st, rc == SE_OK, "GPU batch %s %s: %s", t->name, lc->name, err.message);
+  if (rc != SE_OK) {
+    se_hines_batch_destroy(b);
+    return NULL;
+  }
+  return b;
+}
+
 static void check_gpu_tree(se_test_state *st, const tree *t, int64_t S, uint64_t seed,
                            int all_settings) {
   systems y = make_systems(t, S, seed);
@@ -689,17 +708,9 @@ static void check_gpu_tree(se_test_state *st, const tree *t, int64_t S, uint64_t
   for (int li = 0; li < N_LAYOUTS; li++) {
     const layout_case *lc = &layouts[li];
     se_error err = {0};
-    se_hines_batch *b = NULL;
-    int rc = se_hines_batch_create(t->parent, t->n, S, lc->layout, lc->bs, &b, &err);
-    if (rc == SE_OK)
-      rc = se_hines_batch_upload(b, SE_HINES_LAYOUT_FLAT, y.u, y.l, y.d, y.rhs, &err);
-    if (rc == SE_OK)
-      rc = se_hines_batch_save(b, &err);
-    SE_EXPECT(st, rc == SE_OK, "GPU batch %s %s: %s", t->name, lc->name, err.message);
-    if (rc != SE_OK) {
-      se_hines_batch_destroy(b);
+    se_hines_batch *b = gpu_batch(st, t, &y, lc);
+    if (!b)
       continue;
-    }
     double w_paper = 0.0, w_shared = 0.0, w_stream = 0.0, w_auto = 0.0;
     const se_hines_kernel paper = lc->layout == SE_HINES_LAYOUT_FLAT   ? SE_HINES_KERNEL_FLAT
                                   : lc->layout == SE_HINES_LAYOUT_FULL ? SE_HINES_KERNEL_FULL
@@ -737,7 +748,7 @@ static void check_gpu_tree(se_test_state *st, const tree *t, int64_t S, uint64_t
     double *ul = malloc((size_t)t->n * sizeof *ul);
     for (int a = 0; a < 2; a++) {
       int64_t s = S - 1;
-      rc = se_hines_batch_download_system(b, a, s, ul, &err);
+      int rc = se_hines_batch_download_system(b, a, s, ul, &err);
       SE_EXPECT(st, rc == SE_OK, "download_system: %s", err.message);
       const double *want = (a == 0 ? y.u : y.l) + (size_t)s * t->n;
       SE_EXPECT(st, rc != SE_OK || !memcmp(ul, want, (size_t)t->n * sizeof *ul),
@@ -766,17 +777,9 @@ static void check_gpu_small_blocks(se_test_state *st, const tree *trees) {
     for (int bi = 0; bi < 3; bi++) {
       const layout_case *lc = &small_blocks[bi];
       se_error err = {0};
-      se_hines_batch *b = NULL;
-      int rc = se_hines_batch_create(t->parent, t->n, S, lc->layout, lc->bs, &b, &err);
-      if (rc == SE_OK)
-        rc = se_hines_batch_upload(b, SE_HINES_LAYOUT_FLAT, y.u, y.l, y.d, y.rhs, &err);
-      if (rc == SE_OK)
-        rc = se_hines_batch_save(b, &err);
-      SE_EXPECT(st, rc == SE_OK, "GPU batch %s %s: %s", t->name, lc->name, err.message);
-      if (rc != SE_OK) {
-        se_hines_batch_destroy(b);
+      se_hines_batch *b = gpu_batch(st, t, &y, lc);
+      if (!b)
         continue;
-      }
       double w_block = 0.0, w_auto = 0.0, w_coop = 0.0;
       gpu_solve_check(st, b, t, &y, lc, SE_HINES_KERNEL_BLOCK, NULL, x, &w_block);
       gpu_solve_check(st, b, t, &y, lc, SE_HINES_KERNEL_AUTO, NULL, x, &w_auto);
