@@ -166,9 +166,9 @@ static inline SE_HINES_HD void se_hines_random_row(uint64_t seed, int64_t s, int
 }
 
 /* Creates a device batch of n_systems systems on the tree parent[0..n-1] (parent[0] = -1,
- * parent[i] < i), stored in `layout` (bs = BS for BLOCK: se_hines_block_size_ok; ignored otherwise), with
- * its own CUDA stream on the current device. The arrays are allocated, not initialised.
- * Not collective. */
+ * parent[i] < i), stored in `layout` (bs = BS for BLOCK, see se_hines_block_size_ok; ignored
+ * otherwise), with its own CUDA stream on the current device. The arrays are allocated, not
+ * initialised. Not collective. */
 int se_hines_batch_create(const int32_t *parent, int32_t n, int64_t n_systems,
                          se_hines_layout layout, int32_t bs, se_hines_batch **batch,
                          se_error *err);
