@@ -54,8 +54,7 @@ SE_HD static inline void copy16_async_l2(double *dst_shared, const double *src_g
   asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(dst), "l"(src_global)
                : "memory");
 #else
-  dst_shared[0] = src_global[0];
-  dst_shared[1] = src_global[1];
+  copy16_async(dst_shared, src_global);
 #endif
 }
 

@@ -90,8 +90,9 @@ struct CoopTree {
   std::vector<int4> enc;     // the same, in offsets of a lane's cells (coop_encode)
   std::vector<uint32_t> goff; // row x stride x 8 of each step (copies, x stores); 0 when idle;
                               // [chunk][lane][step of the chunk] (coop_encode)
-  int RS;    // the first RS steps keep (h, g) in registers (coop_encode; 0: none)
-  int cells; // rows with a cell: the others are register rows (coop_reg_rows)
+  int RS;        // the first RS steps keep (h, g) in registers (coop_encode; 0: none)
+  int cells;     // rows with a cell: the others are register rows (coop_reg_rows)
+  int reg_cells; // the rows that keep a cell with COOP_REG_CHUNKS register chunks (coop_build)
 };
 
 // Register rows (session 8): the lanes keep (h, g) of the first RS steps of the backward sweep
@@ -320,6 +321,7 @@ int coop_build(const int32_t *parent, int32_t n, int L, CoopTree *t, se_error *e
     else
       t->upper_rows++;
   }
+  t->reg_cells = coop_reg_rows(*t, COOP_CH * COOP_REG_CHUNKS, nullptr);
   // row 0, the last row of the last level (its only subtree), is in the last chunk: the forward
   // sweep tests CF_TOP only in its first chunk
   const int top_step = start[level[0]] + next[(size_t)level[0] * L + lane[0]] - 1;
@@ -643,8 +645,10 @@ SE_HD inline void coop_fwd(const CoopArgs &a, const int4 *steps, const uint32_t 
     hg_run[kk] = kept ? kept[COOP_CH - 1 - kk] : hg[kk];
   coop_ops<G>(steps, c + 1 < nc ? cb - 1 : 0, j, op);
   go_ahead = coop_goff<G>(goff, c + 1 < nc ? cb - 1 : 0, j);
-  // only the first forward chunk (read before the sweep) holds row 0 (coop_build)
-  coop_fwd_hg<G>(op, lane, cells, hg, false);
+  // only the first forward chunk (read before the sweep) holds row 0 (coop_build); after a
+  // register chunk comes another or none, whose (h, g) are not in the cells
+  if (!kept)
+    coop_fwd_hg<G>(op, lane, cells, hg, false);
   SE_UNROLL
   for (int kk = 0; kk < COOP_CH; kk++) {
     const int4 o = o_run[kk];
@@ -962,7 +966,7 @@ int coop_settings(const se_hines_coop_config *req, se_hines_coop_config *out, se
   if (c.registers < SE_HINES_COOP_REG_AUTO || c.registers > SE_HINES_COOP_REG_ON)
     SE_FAIL(err, SE_ERR_ARG, "COOP kernel: register rows %d (0 automatic, 1 off, 2 on)",
             c.registers);
-  if (c.registers == SE_HINES_COOP_REG_ON && (c.lanes != 8 || (c.warps > 8)))
+  if (c.registers == SE_HINES_COOP_REG_ON && (c.lanes != 8 || c.warps > 8))
     SE_FAIL(err, SE_ERR_ARG,
             "COOP kernel: register rows need 8 lanes and at most 8 warps per CTA (%d lanes, %d "
             "warps)",
@@ -1039,9 +1043,8 @@ int coop_fit(int32_t n, int64_t S, const CoopTree &t, se_hines_coop_config c, bo
   int stages = 0, stages_reg = 0, reg_steps = 0, cells = n;
   coop_shape(n, S, t, c, 16, lim, &stages, &warps, &fit);
   if (c.lanes == 8 && c.registers != SE_HINES_COOP_REG_OFF && c.warps <= 8) {
-    const int cells_reg = coop_reg_rows(t, COOP_CH * COOP_REG_CHUNKS, nullptr);
     long fit_reg = 0;
-    coop_shape(cells_reg, S, t, c, 8, lim, &stages_reg, &warps_reg, &fit_reg);
+    coop_shape(t.reg_cells, S, t, c, 8, lim, &stages_reg, &warps_reg, &fit_reg);
     const bool room = t.MB / COOP_CH - stages_reg >= COOP_REG_CHUNKS;
     const bool gain =
         together && (warps_reg > warps || (warps_reg == warps && stages_reg > stages));
@@ -1050,7 +1053,7 @@ int coop_fit(int32_t n, int64_t S, const CoopTree &t, se_hines_coop_config c, bo
       stages = stages_reg;
       warps = warps_reg;
       fit = fit_reg;
-      cells = cells_reg;
+      cells = t.reg_cells;
     } else if (c.registers == SE_HINES_COOP_REG_ON) {
       SE_FAIL(err, SE_ERR_UNSUPPORTED,
               "COOP kernel: register rows need %d chunks before the last %d (the plan has %d)",

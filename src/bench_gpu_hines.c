@@ -60,7 +60,7 @@ static const char *usage =
     "          stages (2, 3, 4, 5, 6, 8; default: 6 or 5 where they keep 4 or more warps, else\n"
     "          4), warps per CTA (default: as many as fit), CTAs per\n"
     "          multiprocessor; -reg / -noreg: register rows on / off (8 lanes; default: on\n"
-    "          where they fit more warps or stages)\n"
+    "          where they fit more warps or stages on a block of one warp's systems, block4)\n"
     "Default variants: flat,full,block32,block128,block32-shared,full-stream-r0,\n"
     "                  block32-stream-r0,full-stream,block32-stream,full-coop,block32-coop\n";
 
@@ -339,10 +339,12 @@ int se_bench_gpu_hines(int argc, char **argv) {
   se_error err = {0};
   if (l2_fetch >= 0) {
     size_t got = 0;
-    if (cudaDeviceSetLimit(cudaLimitMaxL2FetchGranularity, (size_t)l2_fetch) != cudaSuccess ||
-        cudaDeviceGetLimit(&got, cudaLimitMaxL2FetchGranularity) != cudaSuccess) {
-      fprintf(stderr, "simengine-bench gpu-hines: --l2-fetch %lld: the device refused it\n",
-              l2_fetch);
+    cudaError_t ce = cudaDeviceSetLimit(cudaLimitMaxL2FetchGranularity, (size_t)l2_fetch);
+    if (ce == cudaSuccess)
+      ce = cudaDeviceGetLimit(&got, cudaLimitMaxL2FetchGranularity);
+    if (ce != cudaSuccess) {
+      fprintf(stderr, "simengine-bench gpu-hines: --l2-fetch %lld: %s\n", l2_fetch,
+              cudaGetErrorString(ce));
       return 1;
     }
     printf("L2 fetch granularity: %zu B (asked %lld)\n", got, l2_fetch);
