@@ -6,7 +6,7 @@
 #   bash docs/bench/gpu_hines_s9_rc16.sh
 source .devkit/env.sh
 B=/tmp/rc16
-rm -rf $B && mkdir -p $B && cp -r CMakeLists.txt src io partition cuda include tests tools $B/
+rm -rf $B && mkdir -p $B && cp -r CMakeLists.txt cmake src io partition cuda include tests tools $B/
 sed -i 's/constexpr int COOP_REG_CHUNKS = 12;/constexpr int COOP_REG_CHUNKS = 16;/' $B/cuda/hines_coop.cu
 grep -c "COOP_REG_CHUNKS = 16" $B/cuda/hines_coop.cu
 (cd $B && cmake -B build -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
