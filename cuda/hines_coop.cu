@@ -42,21 +42,22 @@ SE_HD inline double recip(double x) {
 // ---------------------------------------------------------------------------------------------
 // The plan.
 //
-// The rows are scheduled in levels. Level 1: the maximal subtrees of at most m rows, packed into
-// the L bins (longest first); the rows above them (the trunk) are scheduled the same way, as a
-// tree of their own, at level 2, and so on until a level takes all remaining rows (at worst one
-// subtree on one lane). m is chosen per level to minimise the steps of that level plus an
-// estimate of the rest (the remaining rows one after another, or the larger of their height and
-// their number over L: both schedules are built, coop_build keeps one). Lane j runs the rows of
-// its bin of each level in descending order; each level starts at a chunk boundary, so the warp
-// synchronisation at each chunk orders a level's roots before the rows above them.
+// Each row runs on one lane at one step; three schedules are built and coop_build keeps one.
+// Levels (two of them): level 1, the maximal subtrees of at most m rows, packed into the L bins
+// (longest first); the rows above them (the trunk) are scheduled the same way, as a tree of their
+// own, at level 2, and so on until a level takes all remaining rows (at worst one subtree on one
+// lane). m is chosen per level to minimise the steps of that level plus an estimate of the rest
+// (the remaining rows one after another, or the larger of their height and their number over L:
+// one schedule each). Lane j runs the rows of its bin of each level in descending order; each
+// level starts at a chunk boundary. The list schedule (coop_list, session 9): Hu's
+// deepest-ready-row-first, step by step. In every schedule a row runs after its children, and
+// after those of other lanes by at least a chunk boundary (the warp synchronises once per chunk).
 //
 // Backward step k of lane j is entry steps[k L + j] (int4):
 //   x  the row (-1: the lane idles)
-//   y  flags | first root cell << 8 | root cells << 20 (the row's children that are the roots
-//      of a lower level's subtrees)
-//   z  the cell that receives the row's contribution (-1: none; the parent, or n + k for the
-//      k-th root)
+//   y  flags | first root cell << 8 | root cells << 20 (the row's children on other lanes)
+//   z  the cell that receives the row's contribution (-1: carried in registers; the parent, or
+//      n + k when the parent runs on another lane: the k-th root cell)
 //   w  the parent (-1 for row 0)
 // The forward sweep runs the steps in reverse order.
 //
@@ -70,7 +71,7 @@ constexpr int COOP_CH = 2; // steps per chunk (one pipeline stage)
 
 enum {
   CF_CARRY = 1, // the parent is the lane's next row: the contribution stays in registers
-  CF_ACC = 2,   // the row's cell holds contributions of children of its own lane and level
+  CF_ACC = 2,   // the row's cell holds contributions of children of its own lane
   CF_INIT = 4,  // the row's contribution is the first to its target cell: store, not add
   CF_TOP = 8,   // row 0: x = g
   CF_IDLE = 16, // the lane idles (encoded table only): compute on row 0's values, store nothing
@@ -81,11 +82,11 @@ enum {
 struct CoopTree {
   int L;
   int32_t n;
-  int K;         // roots with a parent (cells n .. n+K-1)
+  int K;         // rows whose parent runs on another lane: root cells n .. n+K-1
   int MB;        // steps
-  int levels;
-  int bin_rows;  // rows of the longest bin of level 1
-  int upper_rows; // rows above level 1
+  int levels;    // levels of a level schedule; 0: the list schedule
+  int bin_rows;  // rows of the longest bin of level 1 (list schedule: of the busiest lane)
+  int upper_rows; // rows above level 1 (list schedule: 0)
   std::vector<int4> steps;   // MB x L: row, flags | roots, target row or cell, parent
   std::vector<int4> enc;     // the same, in offsets of a lane's cells (coop_encode)
   std::vector<uint32_t> goff; // row x stride x 8 of each step (copies, x stores); 0 when idle;
@@ -103,7 +104,9 @@ struct CoopTree {
 // register carry). Its cell is dropped and the other cells renumbered (rows, then the roots, the
 // zero and the discard cell), so that a warp's cells shrink by 16 G B per such row: big-high
 // L 8 holds 4 warps with 6 stages instead of 3 (docs/gpu-hines.md "Session 8").
-constexpr int COOP_REG_CHUNKS = 12; // the register chunks of the kernels that have them (8 lanes)
+// 16 chunks (session 9; 12 before): big-low and big-high hold 5 warps with 5 stages instead of 4
+// (247 registers, no spills; docs/gpu-hines.md "Session 9").
+constexpr int COOP_REG_CHUNKS = SE_HINES_COOP_REG_STEPS / COOP_CH; // the kernels' register chunks
 
 // Fills *cell (when given) with each row's cell for RS register steps (-1: no cell) and returns
 // the number of row cells.
@@ -155,17 +158,15 @@ long pack_bins(const std::vector<int32_t> &roots, const std::vector<int32_t> &si
   return *std::max_element(load.begin(), load.end());
 }
 
-// One schedule: lane, level and root flag of every row, and the steps of each level. The rows
+// One schedule: lane and level of every row, and the steps of each level. The rows
 // above a level are costed as run one after another (est = 0) or by the larger of their
 // height and their number over L (est = 1).
 void coop_levels(const int32_t *parent, int32_t n, int L, int est, std::vector<int> &lane,
-                 std::vector<int> &level, std::vector<char> &root,
-                 std::vector<int> &level_steps) {
+                 std::vector<int> &level, std::vector<int> &level_steps) {
   std::vector<int> bin_of((size_t)n, -1), height((size_t)n);
   std::vector<int32_t> size((size_t)n), roots, cand;
   lane.assign((size_t)n, -1);
   level.assign((size_t)n, -1);
-  root.assign((size_t)n, 0);
   level_steps.clear();
   int32_t remaining = n; // rows with level < 0: the tree above the levels so far
   for (int lv = 0; remaining > 0; lv++) {
@@ -219,41 +220,147 @@ void coop_levels(const int32_t *parent, int32_t n, int L, int est, std::vector<i
     for (int32_t v = 0; v < n; v++) {
       if (level[v] >= 0 || size[v] > m_best)
         continue;
-      root[v] = is_root(v, m_best);
-      lane[v] = root[v] ? bin_of[v] : lane[parent[v]];
+      lane[v] = is_root(v, m_best) ? bin_of[v] : lane[parent[v]];
       level[v] = lv;
       remaining--;
     }
   }
 }
 
-// The plan: the schedule of coop_levels (est 0 or 1) with the smaller product of steps (the
-// time a system is resident) and cells (its shared memory), then flags and targets.
+// Hu's list schedule (session 9): step by step, each lane first continues its chain (the parent
+// of its previous row, when ready: the contribution then stays in registers), else takes the
+// deepest ready row (deepest first is Hu's rule, optimal for unit-time rows of a tree without
+// the chunk rule). A row is ready for lane j at step s when each child ran at an earlier step,
+// and each child of another lane in an earlier chunk (the warp synchronises once per chunk, so
+// another lane's root cell is read a chunk later). Unlike the levels, no lane waits for the
+// slowest bin of a level: big-low at 8 lanes takes 95 steps instead of 160. Fills lane and step
+// of each row; returns the steps.
+int coop_list(const int32_t *parent, int32_t n, int L, std::vector<int> &lane,
+              std::vector<int> &step) {
+  std::vector<int> depth((size_t)n, 0), left((size_t)n, 0), first((size_t)n + 1, 0), kids;
+  for (int32_t v = 1; v < n; v++) {
+    depth[v] = depth[parent[v]] + 1;
+    left[parent[v]]++;
+  }
+  for (int32_t v = 0; v < n; v++)
+    first[v + 1] = first[v] + left[v];
+  kids.resize((size_t)first[n]);
+  std::vector<int> fill(first.begin(), first.end() - 1);
+  for (int32_t v = 1; v < n; v++)
+    kids[fill[parent[v]]++] = v;
+  lane.assign((size_t)n, -1);
+  step.assign((size_t)n, -1);
+  std::vector<int32_t> ready; // rows whose children have all run
+  for (int32_t v = 0; v < n; v++)
+    if (left[v] == 0)
+      ready.push_back(v);
+  auto fits = [&](int32_t v, int j, int s) { // the children of v let it run on lane j at step s
+    for (int q = first[v]; q < first[v + 1]; q++) {
+      const int32_t u = kids[q];
+      if (step[u] < 0 || step[u] >= s || (lane[u] != j && step[u] / COOP_CH >= s / COOP_CH))
+        return false;
+    }
+    return true;
+  };
+  std::vector<int32_t> prev((size_t)L, -1), took((size_t)L);
+  int s = 0;
+  for (int32_t done = 0; done < n; s++) {
+    for (int j = 0; j < L; j++) {
+      took[j] = -1;
+      const int32_t u = prev[j];
+      if (u > 0 && step[u] == s - 1 && left[parent[u]] == 0 && step[parent[u]] < 0 &&
+          fits(parent[u], j, s) && std::find(took.begin(), took.begin() + j, parent[u]) ==
+                                       took.begin() + j)
+        took[j] = parent[u];
+    }
+    for (int j = 0; j < L; j++) {
+      if (took[j] >= 0)
+        continue;
+      for (int32_t v : ready)
+        if ((took[j] < 0 || depth[v] > depth[took[j]]) && fits(v, j, s) &&
+            std::find(took.begin(), took.end(), v) == took.end())
+          took[j] = v;
+    }
+    for (int j = 0; j < L; j++) {
+      const int32_t v = took[j];
+      if (v < 0)
+        continue;
+      step[v] = s;
+      lane[v] = j;
+      prev[j] = v;
+      done++;
+      ready.erase(std::find(ready.begin(), ready.end(), v));
+      if (v > 0 && --left[parent[v]] == 0)
+        ready.push_back(parent[v]);
+    }
+  }
+  return s;
+}
+
+// The lanes and steps of a schedule of coop_levels: lane j runs the rows of its bin of each
+// level in descending order from the level's first step.
+void coop_level_steps(int32_t n, int L, const std::vector<int> &lane, const std::vector<int> &level,
+                      const std::vector<int> &level_steps, std::vector<int> &step) {
+  std::vector<int> start(level_steps.size(), 0), next(level_steps.size() * L, 0);
+  for (size_t lv = 1; lv < level_steps.size(); lv++)
+    start[lv] = start[lv - 1] + level_steps[lv - 1];
+  step.assign((size_t)n, -1);
+  for (int32_t v = n - 1; v >= 0; v--)
+    step[v] = start[level[v]] + next[(size_t)level[v] * L + lane[v]]++;
+}
+
+// Root cells of a schedule: a row whose parent runs on another lane sends its contribution to a
+// cell of its own (read by the parent a chunk later).
+int coop_cross_rows(const int32_t *parent, int32_t n, const std::vector<int> &lane) {
+  int k = 0;
+  for (int32_t v = 1; v < n; v++)
+    k += lane[v] != lane[parent[v]];
+  return k;
+}
+
+// The plan: among the schedules of coop_levels (est 0 or 1) and coop_list, the one with the
+// smallest product of steps (the time a system is resident) and cells (its shared memory); then
+// flags and targets from each row's lane and step.
 int coop_build(const int32_t *parent, int32_t n, int L, CoopTree *t, se_error *err) {
-  std::vector<int> lane, level, level_steps;
-  std::vector<char> root;
+  std::vector<int> lane, step;
   long cost_best = -1;
-  for (int est = 0; est < 2; est++) {
-    std::vector<int> la, le, st;
-    std::vector<char> ro;
-    coop_levels(parent, n, L, est, la, le, ro, st);
-    long steps = 0, cells = n + 2;
-    for (int k : st)
-      steps += k;
-    for (int32_t v = 1; v < n; v++)
-      cells += ro[v];
-    if (cost_best < 0 || steps * cells < cost_best) {
-      cost_best = steps * cells;
+  int MB = 0, levels = 0, bin_rows = 0, upper_rows = 0;
+  for (int cand = 0; cand < 3; cand++) {
+    std::vector<int> la, le, st, sp;
+    int mb = 0, lv = 0, bins = 0, upper = 0;
+    if (cand < 2) {
+      coop_levels(parent, n, L, cand, la, le, st);
+      coop_level_steps(n, L, la, le, st, sp);
+      for (int k : st)
+        mb += k;
+      lv = (int)st.size();
+      std::vector<int> rows((size_t)L, 0);
+      for (int32_t v = 0; v < n; v++)
+        if (le[v] == 0)
+          bins = std::max(bins, ++rows[la[v]]);
+        else
+          upper++;
+    } else {
+      mb = pad_steps(coop_list(parent, n, L, la, sp));
+      std::vector<int> rows((size_t)L, 0);
+      for (int32_t v = 0; v < n; v++)
+        bins = std::max(bins, ++rows[la[v]]);
+    }
+    const long cost = (long)mb * (n + 2 + coop_cross_rows(parent, n, la));
+    if (cost_best < 0 || cost < cost_best) {
+      cost_best = cost;
       lane.swap(la);
-      level.swap(le);
-      root.swap(ro);
-      level_steps.swap(st);
+      step.swap(sp);
+      MB = mb;
+      levels = lv;
+      bin_rows = bins;
+      upper_rows = upper;
     }
   }
   // root cells, grouped by parent
   std::vector<int32_t> hanging;
   for (int32_t v = 1; v < n; v++)
-    if (root[v])
+    if (lane[v] != lane[parent[v]])
       hanging.push_back(v);
   std::stable_sort(hanging.begin(), hanging.end(),
                    [&](int32_t a, int32_t b) { return parent[a] < parent[b]; });
@@ -265,33 +372,27 @@ int coop_build(const int32_t *parent, int32_t n, int L, CoopTree *t, se_error *e
       first_root[p] = (int)k;
     n_roots[p]++;
   }
-  // flags and targets; a row whose parent is the next row of its lane and level carries its
-  // contribution in registers
-  std::vector<int> flags((size_t)n, 0), target((size_t)n, -1);
-  std::vector<char> seen((size_t)n, 0);
-  std::vector<int32_t> last((size_t)level_steps.size() * L, -1); // previous row of (level, lane)
-  for (int32_t v = n - 1; v >= 0; v--) {
-    int32_t &prev = last[(size_t)level[v] * L + lane[v]];
-    if (prev >= 0 && !root[prev] && parent[prev] == v)
-      flags[prev] |= CF_CARRY;
-    prev = v;
-  }
-  for (int32_t v = n - 1; v >= 1; v--) {
+  // flags and targets: a row whose parent runs next on its lane carries its contribution in
+  // registers; one whose parent runs later on its lane adds it to the parent's cell (the first
+  // to arrive stores)
+  std::vector<int> flags((size_t)n, 0), target((size_t)n, -1), arrived((size_t)n, -1);
+  for (int32_t v = 1; v < n; v++) {
     const int32_t p = parent[v];
-    if (flags[v] & CF_CARRY)
-      continue;
-    if (root[v]) {
+    if (lane[v] != lane[p]) {
       target[v] = n + cell_of[v];
       flags[v] |= CF_INIT;
+    } else if (step[p] == step[v] + 1) {
+      flags[v] |= CF_CARRY;
     } else {
       target[v] = p;
       flags[p] |= CF_ACC;
-      if (!seen[p]) {
-        seen[p] = 1;
-        flags[v] |= CF_INIT; // the first child to arrive (rows run in descending order)
-      }
+      if (arrived[p] < 0 || step[v] < step[arrived[p]])
+        arrived[p] = v;
     }
   }
+  for (int32_t v = 0; v < n; v++)
+    if (arrived[v] >= 0)
+      flags[arrived[v]] |= CF_INIT;
   for (int32_t v = 0; v < n; v++)
     if (first_root[v] >= 4096 || n_roots[v] >= 2048)
       SE_FAIL(err, SE_ERR_UNSUPPORTED,
@@ -300,31 +401,18 @@ int coop_build(const int32_t *parent, int32_t n, int L, CoopTree *t, se_error *e
   t->L = L;
   t->n = n;
   t->K = (int)hanging.size();
-  t->levels = (int)level_steps.size();
-  t->MB = 0;
-  std::vector<int> start(level_steps.size());
-  for (size_t lv = 0; lv < level_steps.size(); lv++) {
-    start[lv] = t->MB;
-    t->MB += level_steps[lv];
-  }
+  t->levels = levels;
+  t->MB = MB;
+  t->bin_rows = bin_rows;
+  t->upper_rows = upper_rows;
   t->steps.assign((size_t)t->MB * L, make_int4(-1, 0, -1, -1));
-  std::vector<int> next((size_t)t->levels * L, 0); // next step of each (level, lane)
-  t->bin_rows = 0;
-  t->upper_rows = 0;
-  for (int32_t v = n - 1; v >= 0; v--) {
-    int &k = next[(size_t)level[v] * L + lane[v]];
-    t->steps[((size_t)start[level[v]] + k) * L + lane[v]] =
+  for (int32_t v = 0; v < n; v++)
+    t->steps[(size_t)step[v] * L + lane[v]] =
         make_int4(v, flags[v] | first_root[v] << 8 | n_roots[v] << 20, target[v], parent[v]);
-    k++;
-    if (level[v] == 0)
-      t->bin_rows = std::max(t->bin_rows, k);
-    else
-      t->upper_rows++;
-  }
   t->reg_cells = coop_reg_rows(*t, COOP_CH * COOP_REG_CHUNKS, nullptr);
-  // row 0, the last row of the last level (its only subtree), is in the last chunk: the forward
-  // sweep tests CF_TOP only in its first chunk
-  const int top_step = start[level[0]] + next[(size_t)level[0] * L + lane[0]] - 1;
+  // row 0 (every row is below it: the last step of either schedule) is in the last chunk: the
+  // forward sweep tests CF_TOP only in its first chunk
+  const int top_step = step[0];
   if (top_step / COOP_CH != t->MB / COOP_CH - 1)
     SE_FAIL(err, SE_ERR_UNSUPPORTED, "COOP plan: row 0 at step %d of %d, not in the last chunk",
             top_step, t->MB);
@@ -1010,14 +1098,17 @@ long coop_warps(int cells, int64_t S, const CoopTree &t, const se_hines_coop_con
 // against 61.1%, small-high L 2 with 5 stages 84.8% against 84.2%; session 7, with the groups
 // from a counter: big-high L 8 (3 warps) 62.1% against 56.2%, big-low 44.3% against 41.0%, where
 // the fixed order had measured deeper pipelines 1-2 points slower at 2 or 3 warps per CTA) and
-// its warps per CTA (coop_warps), for `cells` row cells and at most `most` warps.
+// its warps per CTA (coop_warps), for `cells` row cells and at most `most` warps. `deepest`: 6,
+// or 5 for the kernels with register rows (session 9, list schedule: 5 stages fastest or within
+// 2% of it on the big and medium classes on block 4, 6 stages 4-15% slower than 5).
 void coop_shape(int cells, int64_t S, const CoopTree &t, const se_hines_coop_config &c, long most,
-                const se_hines_device_limits &lim, int *stages, long *warps, long *fit) {
+                int deepest, const se_hines_device_limits &lim, int *stages, long *warps,
+                long *fit) {
   *stages = c.stages;
   if (c.stages == 0) {
     const long w4 = coop_warps(cells, S, t, c, 4, most, lim, fit);
     *stages = 4;
-    for (int st : {6, 5}) {
+    for (int st = deepest; st >= 5; st--) {
       long fit_st = 0;
       coop_warps(cells, S, t, c, st, most, lim, &fit_st);
       if (w4 >= 1 && fit_st >= w4) {
@@ -1034,20 +1125,21 @@ void coop_shape(int cells, int64_t S, const CoopTree &t, const se_hines_coop_con
 // them where they hold more warps, or as many with a deeper pipeline, than without, and where
 // each array of a warp's group is contiguous (`together`: a block of one warp's systems): there
 // big-high's fourth warp measured 78.5% of copy against 65.1% with three, on block 32 60.4%
-// against 61.6%, docs/gpu-hines.md "Session 8"), the stages and warps per CTA (coop_shape) and
-// the shared memory; fills *info.
+// against 61.6%, docs/gpu-hines.md "Session 8"; and with one CTA per multiprocessor: session 9,
+// big-low 2 CTAs of 2 warps 2.20 ms against 1 CTA of 5 warps 2.03 ms, big-high 2.33 against
+// 2.03), the stages and warps per CTA (coop_shape) and the shared memory; fills *info.
 int coop_fit(int32_t n, int64_t S, const CoopTree &t, se_hines_coop_config c, bool together,
              const se_hines_device_limits &lim, se_hines_coop_info *info, se_error *err) {
   const int G = 32 / c.lanes;
   long fit = 0, warps = 0, warps_reg = 0;
   int stages = 0, stages_reg = 0, reg_steps = 0, cells = n;
-  coop_shape(n, S, t, c, 16, lim, &stages, &warps, &fit);
+  coop_shape(n, S, t, c, 16, 6, lim, &stages, &warps, &fit);
   if (c.lanes == 8 && c.registers != SE_HINES_COOP_REG_OFF && c.warps <= 8) {
     long fit_reg = 0;
-    coop_shape(t.reg_cells, S, t, c, 8, lim, &stages_reg, &warps_reg, &fit_reg);
+    coop_shape(t.reg_cells, S, t, c, 8, 5, lim, &stages_reg, &warps_reg, &fit_reg);
     const bool room = t.MB / COOP_CH - stages_reg >= COOP_REG_CHUNKS;
-    const bool gain =
-        together && (warps_reg > warps || (warps_reg == warps && stages_reg > stages));
+    const bool gain = together && c.ctas_per_sm <= 1 &&
+                      (warps_reg > warps || (warps_reg == warps && stages_reg > stages));
     if (room && (c.registers == SE_HINES_COOP_REG_ON || gain)) {
       reg_steps = COOP_CH * COOP_REG_CHUNKS;
       stages = stages_reg;

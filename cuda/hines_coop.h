@@ -33,10 +33,11 @@ typedef struct se_hines_coop_config {
   int registers;   /* register rows: SE_HINES_COOP_REG_* (default AUTO) */
 } se_hines_coop_config;
 
-/* Register rows (8 lanes): the lanes keep (h, g) of the first 24 backward steps in registers,
- * and the rows among them that no other row reads (leaves, rows whose only child passes its
- * contribution in registers) need no shared memory: a warp's cells shrink by 16 B per such row
- * and system (docs/gpu-hines.md, "Session 8"). */
+/* Register rows (8 lanes): the lanes keep (h, g) of the first SE_HINES_COOP_REG_STEPS backward
+ * steps in registers, and the rows among them that no other row reads (leaves, rows whose only
+ * child passes its contribution in registers) need no shared memory: a warp's cells shrink by
+ * 16 B per such row and system (docs/gpu-hines.md, "Session 8", "Session 9"). */
+enum { SE_HINES_COOP_REG_STEPS = 32 };
 enum {
   SE_HINES_COOP_REG_AUTO = 0, /* with register rows where they hold more warps, or as many with a
                                  deeper pipeline, on a BLOCK layout of one warp's systems (BS 4) */
