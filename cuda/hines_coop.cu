@@ -1408,7 +1408,10 @@ static const double COOP_STEP_CYCLES_WARP = 248.0;
 
 // Candidates: lanes 4, 2, 8 (one plan each) x 1, 2 CTAs per multiprocessor; ties go to the
 // earlier candidate: 1 CTA before 2 (run 4: 1 CTA measured 2-9% faster on the medium and big
-// classes, 3% slower on small-low).
+// classes, 3% slower on small-low). Not 8 lanes on the full layout: a warp's row is then 32 B of
+// a row of S systems, each row of its group in another DRAM page (big-high 39.8% of copy in
+// session 8, big-low 38.5% in session 9, where STREAM moves 48.8%; 64 B and more at 4 and 2
+// lanes: 80-89%).
 static const int coop_candidate_lanes[] = {4, 2, 8};
 static const int coop_candidate_ctas[] = {1, 2};
 
@@ -1438,6 +1441,8 @@ extern "C" int se_hines_coop_choose(const int32_t *parent, int32_t n, int64_t n_
   for (int lanes : coop_candidate_lanes) {
     if (coop_block_fits(layout, bs, lanes, &last) != SE_OK)
       continue; // a block of fewer systems than a warp of these lanes serves
+    if (layout == SE_HINES_LAYOUT_FULL && lanes > 4)
+      continue;
     CoopTree t; // built once for the lanes (first CTA count), fitted for the others
     for (size_t k = 0; k < sizeof coop_candidate_ctas / sizeof *coop_candidate_ctas; k++) {
       const se_hines_coop_config want = {lanes, 0, 0, coop_candidate_ctas[k],

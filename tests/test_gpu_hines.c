@@ -515,7 +515,8 @@ static void check_coop_registers(se_test_state *st, const tree *trees, int n_tre
  * root cells since session 9, holds 4 warps with 4 stages and 3 with 6 (session 9: 65.1%
  * with 4 warps, session 8: 62.7% with 3 and 6 stages). The small classes take 2 CTAs of 3 warps
  * per multiprocessor with 6 stages (measured 0.3-0.7% faster than 1 CTA of 7 warps with 4 or
- * 5, the model's choice since its session-7 refit). The flat layout is refused. */
+ * 5, the model's choice since its session-7 refit). The flat layout is refused; the full
+ * layout takes at most 4 lanes. */
 static void check_coop_choice(se_test_state *st, const tree *trees) {
   const int want_lanes[6] = {2, 2, 4, 4, 8, 8}, want_stages[6] = {6, 6, 6, 6, 6, 4};
   for (int ti = 0; ti < 6; ti++) {
@@ -541,6 +542,14 @@ static void check_coop_choice(se_test_state *st, const tree *trees) {
                                      se_hines_h200_limits(), &c, &cycles,
                                      &err) == SE_ERR_ARG,
             "COOP choice on the flat layout was accepted");
+  /* the full layout: not 8 lanes (a warp's row piece of 32 B; session 9: big-low 38.5% of copy
+   * at 8 lanes where STREAM moves 48.8%) */
+  for (int ti = 4; ti < 6; ti++) {
+    int rc = se_hines_coop_choose(trees[ti].parent, trees[ti].n, 256000, SE_HINES_LAYOUT_FULL, 1,
+                                  se_hines_h200_limits(), &c, &cycles, &err);
+    SE_EXPECT(st, rc == SE_OK && c.lanes <= 4, "COOP choice %s on the full layout: L%d: %s",
+              trees[ti].name, c.lanes, err.message);
+  }
 }
 
 /* The small blocks (BS 4, 8, 16: one warp's systems of the COOP kernel with 8, 4, 2 lanes) on
