@@ -20,6 +20,15 @@ __device__ static inline void copy16_async_s(unsigned dst_shared, const void *sr
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst_shared), "l"(src_global)
                : "memory");
 }
+// The 16-byte copy that asks L2 to fetch the whole 128-byte line (.L2::128B), for warps that
+// copy 32- or 64-byte pieces of lines that other warps copy soon after: the COOP Hines kernel
+// (+0.7 to +5 points of the copy bandwidth on the H200, docs/gpu-hines.md "Session 8") and the
+// coop step's v copies (0.3-1% per step, docs/gpu.md "Session 9").
+__device__ static inline void copy16_async_s_l2(unsigned dst_shared, const void *src_global) {
+  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(dst_shared),
+               "l"(src_global)
+               : "memory");
+}
 __device__ static inline void copy8_async_s(unsigned dst_shared, const void *src_global) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(dst_shared), "l"(src_global)
                : "memory");
@@ -44,15 +53,10 @@ SE_HD static inline void copy16_async(double *dst_shared, const double *src_glob
 #endif
 }
 
-// One 16-byte copy bypassing L1 (cp.async.cg) that asks L2 to fetch the whole 128-byte line
-// (.L2::128B), for kernels whose warps copy 32- or 64-byte pieces of lines that other warps copy
-// soon after: the COOP Hines kernel (+0.7 to +5 points of the copy bandwidth on the H200,
-// docs/gpu-hines.md "Session 8"); a plain copy on the host.
+// copy16_async_s_l2 to a shared-memory pointer; a plain copy on the host.
 SE_HD static inline void copy16_async_l2(double *dst_shared, const double *src_global) {
 #ifdef __CUDA_ARCH__
-  unsigned dst = (unsigned)__cvta_generic_to_shared(dst_shared);
-  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(dst), "l"(src_global)
-               : "memory");
+  copy16_async_s_l2((unsigned)__cvta_generic_to_shared(dst_shared), src_global);
 #else
   copy16_async(dst_shared, src_global);
 #endif

@@ -127,7 +127,7 @@ __global__ void __launch_bounds__(32, SE_COOP_MAX_WARPS_PER_SM)
     const double *vk = d.v + grp.base + cl0 + 2 * q + (int64_t)(hi - 1 - k0) * W;
     unsigned sk = (unsigned)__cvta_generic_to_shared(smem + (k0 * 32 + j * G + 2 * q));
     for (int k = k0; k < nrows; k += 2, vk -= 2 * W, sk += 64 * sizeof(double))
-      copy16_async_s(sk, vk);
+      copy16_async_s_l2(sk, vk); // the warp copies G x 8 B of a row: part of a 128-B line
   } else {
     const double *vk = V + (int64_t)(hi - 1) * W; // row hi - 1 - k
     unsigned sk = (unsigned)__cvta_generic_to_shared(Sj);
