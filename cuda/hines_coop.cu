@@ -349,7 +349,7 @@ int coop_build(const int32_t *parent, int32_t n, int L, CoopTree *t, se_error *e
     const long cost = (long)mb * (n + 2 + coop_cross_rows(parent, n, la));
     // the list schedule only where it also takes fewer steps: its lanes run rows out of index
     // order, so that the 128-byte lines a lane's copies fetch hold fewer of its next rows
-    // (session 9: small-low L 2 on block 16 84.4% of copy in 42 steps against 94.1% in the
+    // (session 9: small-low L 2 on block 16 84.4% of copy in 42 steps against 94.4% in the
     // levels' 40, where the product of steps and cells had taken the list)
     if (cand == 2 && mb >= MB)
       continue;
