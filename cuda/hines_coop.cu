@@ -310,11 +310,19 @@ void coop_level_steps(int32_t n, int L, const std::vector<int> &lane, const std:
 }
 
 // Root cells of a schedule: a row whose parent runs on another lane sends its contribution to a
-// cell of its own (read by the parent a chunk later).
-int coop_cross_rows(const int32_t *parent, int32_t n, const std::vector<int> &lane) {
-  int k = 0;
+// cell of its own (read by the parent a chunk later). Returns their number; *fits: whether the
+// step table can name them (a row's first root cell below 4096, its root cells below 2048).
+int coop_cross_rows(const int32_t *parent, int32_t n, const std::vector<int> &lane, bool *fits) {
+  std::vector<int> per((size_t)n, 0);
   for (int32_t v = 1; v < n; v++)
-    k += lane[v] != lane[parent[v]];
+    per[parent[v]] += lane[v] != lane[parent[v]];
+  int k = 0;
+  *fits = true;
+  for (int32_t v = 0; v < n; v++) {
+    if (per[v] > 0 && (k >= 4096 || per[v] >= 2048))
+      *fits = false;
+    k += per[v];
+  }
   return k;
 }
 
@@ -324,6 +332,7 @@ int coop_cross_rows(const int32_t *parent, int32_t n, const std::vector<int> &la
 int coop_build(const int32_t *parent, int32_t n, int L, CoopTree *t, se_error *err) {
   std::vector<int> lane, step;
   long cost_best = -1;
+  bool fits_best = false;
   int MB = 0, levels = 0, bin_rows = 0, upper_rows = 0;
   for (int cand = 0; cand < 3; cand++) {
     std::vector<int> la, le, st, sp;
@@ -346,15 +355,18 @@ int coop_build(const int32_t *parent, int32_t n, int L, CoopTree *t, se_error *e
       for (int32_t v = 0; v < n; v++)
         bins = std::max(bins, ++rows[la[v]]);
     }
-    const long cost = (long)mb * (n + 2 + coop_cross_rows(parent, n, la));
+    bool fits = false;
+    const long cost = (long)mb * (n + 2 + coop_cross_rows(parent, n, la, &fits));
     // the list schedule only where it also takes fewer steps: its lanes run rows out of index
     // order, so that the 128-byte lines a lane's copies fetch hold fewer of its next rows
     // (session 9: small-low L 2 on block 16 84.4% of copy in 42 steps against 94.4% in the
     // levels' 40, where the product of steps and cells had taken the list)
     if (cand == 2 && mb >= MB)
       continue;
-    if (cost_best < 0 || cost < cost_best) {
+    // a schedule whose root cells the table can name first (else the check below refuses)
+    if (cost_best < 0 || (fits && !fits_best) || (fits == fits_best && cost < cost_best)) {
       cost_best = cost;
+      fits_best = fits;
       lane.swap(la);
       step.swap(sp);
       MB = mb;
