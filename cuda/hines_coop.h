@@ -49,11 +49,11 @@ enum {
 typedef struct se_hines_coop_info {
   se_hines_coop_config cfg; /* resolved settings */
   int systems_per_warp;     /* G = 32 / lanes */
-  int steps;                /* backward (= forward) steps: the levels, each padded to 2 */
-  int levels;               /* levels of the schedule */
-  int bin_rows;             /* rows of the longest bin of level 1 */
-  int trunk_rows;           /* rows above level 1 (the trunk) */
-  int roots;                /* subtree roots below a higher level (cells of their own) */
+  int steps;                /* backward (= forward) steps, a multiple of 2 */
+  int levels;               /* levels of the schedule; 0: the list schedule (session 9) */
+  int bin_rows;             /* rows of the longest bin of level 1 (list: of the busiest lane) */
+  int trunk_rows;           /* rows above level 1 (the trunk; list: 0) */
+  int roots;                /* rows whose parent runs on another lane (cells of their own) */
   size_t shared_bytes;      /* dynamic shared memory per CTA */
   int reg_steps;            /* backward steps whose (h, g) stay in registers (0: none) */
   int cells;                /* cells of 16 B per system: rows with one, roots, zero, discard */
