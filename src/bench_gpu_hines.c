@@ -60,7 +60,8 @@ static const char *usage =
     "          stages (2, 3, 4, 5, 6, 8; default: 6 or 5 where they keep 4 or more warps, else\n"
     "          4), warps per CTA (default: as many as fit), CTAs per\n"
     "          multiprocessor; -reg / -noreg: register rows on / off (8 lanes; default: on\n"
-    "          where they fit more warps or stages on a block of one warp's systems, block4)\n"
+    "          where they fit more warps or stages on a block of one warp's systems, block4,\n"
+    "          with one CTA per multiprocessor and at most 5 stages)\n"
     "Default variants: flat,full,block32,block128,block32-shared,full-stream-r0,\n"
     "                  block32-stream-r0,full-stream,block32-stream,full-coop,block32-coop\n";
 
