@@ -21,7 +21,7 @@ R=$OUT/s9_specialized.txt
 for c in $C; do
   echo "== $c ($(grep -E 'registers' $W/$c.ptxas | sed 's/ptxas info *: //' | paste -sd';'))" >> $R
   grep -E "spill" $W/$c.ptxas | paste -sd';' >> $R
-  timeout 60 $W/$c 256000 >> $R 2>&1
+  timeout 60 $W/$c >> $R 2>&1
 done
 cat $R
 echo "end at ${SECONDS}s"

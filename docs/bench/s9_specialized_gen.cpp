@@ -12,11 +12,15 @@
 // a lane continuing its chain), so that independent branches interleave.
 //
 // The program measures the device copy bandwidth, times each kernel (CUDA events, median of 20
-// after a warm-up) at S cells and checks x against a host solve of the same system on three cells.
+// after a warm-up) at S cells (a constant of the generated code) and checks x against a host solve
+// of the same system on three cells.
 // Usage (parents from docs/bench/s9_spec_parents.txt):
 //   g++ -O2 -o gen docs/bench/s9_specialized_gen.cpp
-//   ./gen docs/bench/s9_spec_parents.txt medium-high spec.cu [V] [R]
-//   nvcc -O3 -arch=sm_90 -Xptxas -v spec.cu -o spec && ./spec 256000
+//   ./gen docs/bench/s9_spec_parents.txt medium-high spec.cu [V] [R] [W] [S]
+// (W: a compiler barrier every W rows, so that ptxas does not hoist every load to the start; S:
+// the cells, a constant of the code so that each row's offset i S is an immediate: with S a
+// kernel argument ptxas kept the 64-bit row addresses in registers and spilled)
+//   nvcc -O3 -arch=sm_90 -Xptxas -v spec.cu -o spec && ./spec
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -79,11 +83,16 @@ static std::string num(double x) {
 
 int main(int argc, char **argv) {
   if (argc < 4) {
-    fprintf(stderr, "usage: %s PARENTS.txt NAME OUT.cu [lanes 4] [register rows 64]\n", argv[0]);
+    fprintf(stderr,
+            "usage: %s PARENTS.txt NAME OUT.cu [lanes 4] [register rows 64] [window 16] "
+            "[cells 256000]\n",
+            argv[0]);
     return 2;
   }
   const std::string name = argv[2];
   const int lanes = argc > 4 ? atoi(argv[4]) : 4, reg_rows = argc > 5 ? atoi(argv[5]) : 64;
+  const int window = argc > 6 ? atoi(argv[6]) : 16;
+  const long cells = argc > 7 ? atol(argv[7]) : 256000;
   std::ifstream in(argv[1]);
   std::string line;
   std::vector<int> parent;
@@ -131,7 +140,15 @@ int main(int argc, char **argv) {
       return (!smem || in_reg[i]) ? "y" + std::to_string(i) : "sy[" + std::to_string(i) + " * 32 + t]";
     };
     std::string out;
+    int emitted = 0;
+    // a compiler barrier every `window` rows keeps ptxas from hoisting every b load to the start
+    // (registers); window 0: none
+    auto fence = [&] {
+      if (window > 0 && ++emitted % window == 0)
+        out += "  asm volatile(\"\" ::: \"memory\");\n";
+    };
     for (int i : order) { // backward: r = b - sum u_c y_c, y = r / d'
+      fence();
       std::string e = "__ldg(b + (long)" + std::to_string(i) + " * S + c)";
       for (int k : kids[i])
         e = "fma(" + num(-u[k]) + ", " + Y(k) + ", " + e + ")";
@@ -140,6 +157,7 @@ int main(int argc, char **argv) {
     }
     for (auto it = order.rbegin(); it != order.rend(); ++it) { // forward, parents first
       const int i = *it;
+      fence();
       if (i > 0)
         out += "  " + Y(i) + " = fma(" + num(-l[i] / dp[i]) + ", " + Y(parent[i]) + ", " + Y(i) + ");\n";
       out += "  x[(long)" + std::to_string(i) + " * S + c] = " + Y(i) + ";\n";
@@ -171,12 +189,12 @@ int main(int argc, char **argv) {
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
   fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); exit(1); } } while (0)
 )");
-  fprintf(f, "static const int N = %d;\n", n);
+  fprintf(f, "static const int N = %d;\nstatic const long S = %ld;\n", n, cells);
   fprintf(f, "__global__ void __launch_bounds__(32) solve_reg(const double *__restrict__ b, "
-             "double *__restrict__ x, long S) {\n  const long c = blockIdx.x * 32L + threadIdx.x;\n"
+             "double *__restrict__ x) {\n  const long c = blockIdx.x * 32L + threadIdx.x;\n"
              "  if (c >= S) return;\n%s}\n", body(false).c_str());
   fprintf(f, "__global__ void __launch_bounds__(32) solve_smem(const double *__restrict__ b, "
-             "double *__restrict__ x, long S) {\n  extern __shared__ double sy[];\n"
+             "double *__restrict__ x) {\n  extern __shared__ double sy[];\n"
              "  const int t = threadIdx.x;\n  const long c = blockIdx.x * 32L + t;\n"
              "  if (c >= S) return;\n%s}\n", body(true).c_str());
   fprintf(f, "static const double hu[N] = {%s};\nstatic const double hl[N] = {%s};\n"
@@ -199,8 +217,7 @@ template <class K> static float timed(K k, int reps) {
   std::sort(ms.begin(), ms.end());
   return ms[ms.size() / 2];
 }
-int main(int argc, char **argv) {
-  const long S = argc > 1 ? atol(argv[1]) : 256000;
+int main() {
   const size_t bytes = (size_t)N * S * sizeof(double);
   double *b, *x, *c1, *c2;
   CK(cudaMalloc(&b, bytes)); CK(cudaMalloc(&x, bytes));
@@ -217,8 +234,8 @@ int main(int argc, char **argv) {
   for (int v = 0; v < 2; v++) {
     const unsigned blocks = (unsigned)((S + 31) / 32);
     const float ms = timed([&] {
-      if (v == 0) solve_reg<<<blocks, 32>>>(b, x, S);
-      else solve_smem<<<blocks, 32, smem>>>(b, x, S);
+      if (v == 0) solve_reg<<<blocks, 32>>>(b, x);
+      else solve_smem<<<blocks, 32, smem>>>(b, x);
       CK(cudaGetLastError());
     }, 20);
     std::vector<double> hx((size_t)N * S);
