@@ -19,7 +19,6 @@
  *    fits the layout, STREAM and COOP settings (register rows included), AUTO; the small blocks;
  *    the device generator; S = 1, 33 and 66 (both copy modes of STREAM and COOP, partial warps);
  *    errors. */
-#include <dirent.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +27,7 @@
 
 #include "dense_solve.h"
 #include "se_test.h"
+#include "se_test_swc.h"
 
 #ifndef SIMENGINE_HAVE_CUDA
 int main(void) {
@@ -954,91 +954,72 @@ static void check_gpu_auto_choice(se_test_state *st, const tree *trees) {
  * memory (or whose step table cannot name its root cells) must be refused with
  * SE_ERR_UNSUPPORTED and a message, never solved wrongly; at least one tree must be solved by
  * every lane count. */
-static int is_swc(const char *name) {
-  size_t n = strlen(name);
-  return n > 4 && !strcmp(name + n - 4, ".swc");
+/* What check_swc_trees counts over the morphologies. */
+typedef struct swc_counts {
+  se_test_state *st;
+  int n, runs, refused, solved_by[4];
+  double worst;
+} swc_counts;
+
+static void check_swc_tree(void *ctx, const char *name, const se_morphology *m) {
+  swc_counts *k = ctx;
+  se_test_state *st = k->st;
+  const layout_case block4 = {SE_HINES_LAYOUT_BLOCK, 4, "block4"};
+  const layout_case *lcs[3] = {&layouts[1], &layouts[2], &block4}; /* full, block 32, block 4 */
+  tree t = make_tree(name, m->n_compartments);
+  memcpy(t.parent, m->parent, (size_t)m->n_compartments * sizeof *t.parent);
+  systems y = make_systems(&t, 37, 900 + (uint64_t)k->n);
+  const se_hines_stream_config sc = {128, 4, 1, -1}; /* the emulation takes explicit settings */
+  emulate_one(st, &t, &y, &layouts[1], SE_HINES_KERNEL_FULL, NULL, &k->worst);
+  emulate_one(st, &t, &y, &layouts[2], SE_HINES_KERNEL_STREAM, &sc, &k->worst);
+  k->runs += 2;
+  printf("SWC %-52s n %5d:", t.name, t.n);
+  for (int q = 0; q < 4; q++)
+    for (int li = 0; li < 3; li++) {
+      const int lanes = 2 << q;
+      if (lcs[li]->bs == 4 && lanes != 8)
+        continue; /* block 4 holds one warp's systems at 8 lanes only */
+      const se_hines_coop_config c = {lanes, 0, 0, 0, SE_HINES_COOP_REG_AUTO};
+      layout_arrays a = make_layout_arrays(&y, lcs[li]);
+      se_hines_coop_info info;
+      se_error err = {0};
+      int rc = se_hines_coop_emulate(t.parent, t.n, y.S, lcs[li]->layout, lcs[li]->bs, &c, a.u,
+                                     a.l, a.d, a.r, &info, &err);
+      SE_EXPECT(st, rc == SE_OK || (rc == SE_ERR_UNSUPPORTED && err.message[0] != 0),
+                "COOP emulation %s %s L%d: %s", t.name, lcs[li]->name, lanes, err.message);
+      if (rc == SE_OK) {
+        int bitwise = 0;
+        double er = max_err(&y, a.r, lcs[li]->layout, lcs[li]->bs, &bitwise);
+        SE_EXPECT(st, er <= TOL, "COOP emulation %s %s L%d: max relative error %.3g", t.name,
+                  lcs[li]->name, lanes, er);
+        if (er > k->worst || er != er)
+          k->worst = er;
+        k->runs++;
+        k->solved_by[q]++;
+        if (li == 1)
+          printf(" | L%d %d steps%s", lanes, info.steps, info.levels == 0 ? " (list)" : "");
+      } else {
+        k->refused++;
+        if (li == 1)
+          printf(" | L%d refused", lanes);
+      }
+      free_layout_arrays(&a);
+    }
+  printf("\n");
+  free_systems(&y);
+  free(t.parent);
+  k->n++;
 }
 
 static void check_swc_trees(se_test_state *st, const char *dir) {
-  DIR *d = dir ? opendir(dir) : NULL;
-  SE_EXPECT(st, d != NULL, "cannot open the morphology folder '%s'", dir ? dir : "(none)");
-  if (!d)
-    return;
-  se_error err = {0};
-  se_biophysics bio = {0};
-  if (se_biophysics_alloc(&bio, 8, &err) != SE_OK) {
-    SE_EXPECT(st, 0, "%s", err.message);
-    closedir(d);
-    return;
-  }
-  se_biophysics_set_prep_defaults(&bio);
-  const se_discretization disc = se_discretization_default();
-  const layout_case block4 = {SE_HINES_LAYOUT_BLOCK, 4, "block4"};
-  const layout_case *lcs[3] = {&layouts[1], &layouts[2], &block4}; /* full, block 32, block 4 */
-  int n_swc = 0, runs = 0, refused = 0, solved_by[5] = {0};
-  double worst = 0.0;
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    if (!is_swc(e->d_name))
-      continue;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    se_morphology m;
-    if (se_swc_load(path, &disc, &bio, &m, &err) != SE_OK) {
-      SE_EXPECT(st, 0, "%s: %s", path, err.message);
-      continue;
-    }
-    tree t = make_tree(e->d_name, m.n_compartments);
-    memcpy(t.parent, m.parent, (size_t)m.n_compartments * sizeof *t.parent);
-    se_morphology_free(&m);
-    systems y = make_systems(&t, 37, 900 + (uint64_t)n_swc);
-    emulate_one(st, &t, &y, &layouts[1], SE_HINES_KERNEL_FULL, NULL, &worst);
-    const se_hines_stream_config sc = {128, 4, 1, -1}; /* the emulation takes explicit settings */
-    emulate_one(st, &t, &y, &layouts[2], SE_HINES_KERNEL_STREAM, &sc, &worst);
-    runs += 2;
-    printf("SWC %-52s n %5d:", t.name, t.n);
-    for (int lanes = 2; lanes <= 16; lanes *= 2)
-      for (int li = 0; li < 3; li++) {
-        if (lcs[li]->bs == 4 && lanes != 8)
-          continue; /* block 4 holds one warp's systems at 8 lanes only */
-        const se_hines_coop_config c = {lanes, 0, 0, 0, SE_HINES_COOP_REG_AUTO};
-        layout_arrays a = make_layout_arrays(&y, lcs[li]);
-        se_hines_coop_info info;
-        int rc = se_hines_coop_emulate(t.parent, t.n, y.S, lcs[li]->layout, lcs[li]->bs, &c, a.u,
-                                       a.l, a.d, a.r, &info, &err);
-        SE_EXPECT(st, rc == SE_OK || (rc == SE_ERR_UNSUPPORTED && err.message[0] != 0),
-                  "COOP emulation %s %s L%d: %s", t.name, lcs[li]->name, lanes, err.message);
-        if (rc == SE_OK) {
-          int bitwise = 0;
-          double er = max_err(&y, a.r, lcs[li]->layout, lcs[li]->bs, &bitwise);
-          SE_EXPECT(st, er <= TOL, "COOP emulation %s %s L%d: max relative error %.3g", t.name,
-                    lcs[li]->name, lanes, er);
-          if (er > worst || er != er)
-            worst = er;
-          runs++;
-          solved_by[lanes == 2 ? 0 : lanes == 4 ? 1 : lanes == 8 ? 2 : 3]++;
-          if (li == 1)
-            printf(" | L%d %d steps%s", lanes, info.steps, info.levels == 0 ? " (list)" : "");
-        } else {
-          refused++;
-          if (li == 1)
-            printf(" | L%d refused", lanes);
-        }
-        free_layout_arrays(&a);
-      }
-    printf("\n");
-    free_systems(&y);
-    free(t.parent);
-    n_swc++;
-  }
-  closedir(d);
-  se_biophysics_free(&bio);
+  swc_counts k = {st, 0, 0, 0, {0, 0, 0, 0}, 0.0};
+  const int n_swc = se_test_for_each_swc(st, dir, check_swc_tree, &k);
   SE_EXPECT(st, n_swc >= 5, "only %d SWC files loaded from %s", n_swc, dir);
-  for (int k = 0; k < 4; k++)
-    SE_EXPECT(st, solved_by[k] > 0, "COOP with %d lanes solved none of the SWC trees", 2 << k);
+  for (int q = 0; q < 4; q++)
+    SE_EXPECT(st, k.solved_by[q] > 0, "COOP with %d lanes solved none of the SWC trees", 2 << q);
   printf("host emulation on %d SWC morphologies: %d solves, %d COOP settings refused, max "
          "relative error %.2e\n",
-         n_swc, runs, refused, worst);
+         n_swc, k.runs, k.refused, k.worst);
 }
 
 int main(int argc, char **argv) {

@@ -10,7 +10,6 @@
  *
  *   test_gpu_tridiag [MORPHOLOGY_DIR]          the tests (exit 77 without a GPU)
  * Timings: simengine-bench tridiag (src/bench_tridiag.c). */
-#include <dirent.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +21,7 @@
 #ifdef SIMENGINE_HAVE_CUDA
 #include "hines_branch.h"
 #include "se_cuda.h"
+#include "se_test_swc.h"
 #include "swc.h"
 #include "tridiag_batch.h"
 
@@ -574,9 +574,16 @@ static double compare_cells(const population *p, const double *x, const double *
   return worst;
 }
 
-static int is_swc(const char *name) {
-  size_t n = strlen(name);
-  return n > 4 && !strcmp(name + n - 4, ".swc");
+/* The population under construction, for se_test_for_each_swc. */
+typedef struct swc_sink {
+  population *p;
+  int64_t *cap_cells, *cap_comp;
+} swc_sink;
+
+static void add_swc(void *ctx, const char *name, const se_morphology *m) {
+  (void)name;
+  swc_sink *k = ctx;
+  pop_add(k->p, m->parent, m->n_compartments, "swc", k->cap_cells, k->cap_comp);
 }
 
 static void build_population(se_test_state *st, const char *morph_dir, population *p) {
@@ -596,36 +603,8 @@ static void build_population(se_test_state *st, const char *morph_dir, populatio
       pop_add(&raw, m.parent, m.n_compartments, classes[k], &cap_cells, &cap_comp);
       se_morphology_free(&m);
     }
-  int n_swc = 0;
-  DIR *dir = morph_dir ? opendir(morph_dir) : NULL;
-  SE_EXPECT(st, dir != NULL, "cannot open the morphology folder '%s'",
-            morph_dir ? morph_dir : "(none)");
-  if (dir) {
-    se_biophysics bio = {0};
-    if (se_biophysics_alloc(&bio, 8, &err) != SE_OK) {
-      fprintf(stderr, "%s\n", err.message);
-      exit(1);
-    }
-    se_biophysics_set_prep_defaults(&bio);
-    se_discretization disc = se_discretization_default();
-    struct dirent *e;
-    while ((e = readdir(dir))) {
-      if (!is_swc(e->d_name))
-        continue;
-      char path[4096];
-      snprintf(path, sizeof path, "%s/%s", morph_dir, e->d_name);
-      se_morphology m;
-      if (se_swc_load(path, &disc, &bio, &m, &err) != SE_OK) {
-        SE_EXPECT(st, 0, "%s: %s", path, err.message);
-        continue;
-      }
-      pop_add(&raw, m.parent, m.n_compartments, "swc", &cap_cells, &cap_comp);
-      se_morphology_free(&m);
-      n_swc++;
-    }
-    closedir(dir);
-    se_biophysics_free(&bio);
-  }
+  swc_sink sink = {&raw, &cap_cells, &cap_comp};
+  const int n_swc = se_test_for_each_swc(st, morph_dir, add_swc, &sink);
   SE_EXPECT(st, n_swc >= 5, "only %d SWC files loaded from %s", n_swc, morph_dir);
   uint64_t rng = 4242;
   static const int32_t tree_sizes[] = {1, 2, 3, 5, 17, 64, 100, 333, 700, 2000};
