@@ -1,27 +1,33 @@
 // Session 9 experiment generator (not part of the engine; docs/gpu.md "Session 9", proposal).
 //
-// Writes one standalone CUDA program per morphology: the Hines solve of a population of cells of
-// that morphology, one thread per cell, with the tree compiled into the code (no row table). The
-// pivots are constant (PLAIN rows: the matrix is the morphology's, as for the passive rows of the
-// time step), so the elimination constants are immediates; only b (the right-hand side) is read
-// and x written, 16 B per compartment, interleaved (row i of cell c at i * S + c). Two kernels:
-//   reg   every row's y a local variable (the compiler keeps what it can in registers)
-//   smem  y in shared memory [row][thread], the last R rows of the backward order (the first the
-//         forward sweep needs) in registers
-// Rows are emitted in the order of a list schedule with V virtual lanes (deepest ready row first,
-// a lane continuing its chain), so that independent branches interleave.
+// Writes a standalone CUDA program for one morphology in which the tree is the code (no row
+// table), one thread per cell, cells interleaved (row i of cell c at i * S + c, S a constant of
+// the code so that each row's offset is an immediate). Rows are emitted in the order of a list
+// schedule with V virtual lanes (deepest ready row first, a lane continuing its chain), so that
+// independent branches interleave; y of the last R rows of the backward order lives in
+// registers, the rest in shared memory [row][thread].
 //
-// The program measures the device copy bandwidth, times each kernel (CUDA events, median of 20
-// after a warm-up) at S cells (a constant of the generated code) and checks x against a host solve
-// of the same system on three cells.
-// Usage (parents from docs/bench/s9_spec_parents.txt):
+// mode solve: the Hines solve alone with constant pivots (PLAIN rows), b read and x written (16 B
+//   per compartment); two kernels, every y a local ("reg") and shared memory ("smem"); checked
+//   against a host solve of the same system on three cells.
+// mode step: the time step of the engine's fused2 (src/neurons_stream.h: v-form, the gate update
+//   of a step deferred to the next, pivots precomputed where a row's subtree has no hh), with
+//   the class's geometry and simengine-prep's biophysics (hh in soma and axon, pas elsewhere,
+//   dt 0.025 ms, 6.3 degC) and a clamp at the soma; hh rates from src/hh.h. Timed over 20 steps
+//   after 5, ns per compartment-step against the byte floor (64 B per hh row, 16 B per passive
+//   one, as simengine-bench step); checked against a host step of the same equations in Hines
+//   order on three cells (max |dv| in mV after the 25 steps).
+// Both measure the device copy bandwidth in the same run.
+//
 //   g++ -O2 -o gen docs/bench/s9_specialized_gen.cpp
-//   ./gen docs/bench/s9_spec_parents.txt medium-high spec.cu [V] [R] [W] [S]
-// (W: a compiler barrier every W rows, so that ptxas does not hoist every load to the start; S:
-// the cells, a constant of the code so that each row's offset i S is an immediate: with S a
-// kernel argument ptxas kept the 64-bit row addresses in registers and spilled)
-//   nvcc -O3 -arch=sm_90 -Xptxas -v spec.cu -o spec && ./spec
+//   ./gen solve|step docs/bench/s9_spec_morphologies.txt CLASS OUT.cu [V 4] [R 64] [S 256000] [W 8]
+// (W, step only: a compiler barrier every W rows, else ptxas hoists every v load and spills; 0:
+// none)
+//   nvcc -O3 -arch=sm_90 -Isrc -Xptxas -v OUT.cu -o prog && ./prog
+// `./prog --host` runs the generated kernel bodies on the host against the host reference (no
+// GPU; generate with a small S, e.g. 64, for it).
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -29,6 +35,36 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+struct Morph {
+  std::vector<int> parent, region;
+  std::vector<double> length, diameter;
+};
+
+static Morph read_morph(const char *path, const std::string &name) {
+  Morph m;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string cls, key;
+    int n = 0;
+    if (line.empty() || line[0] == '#' || !(ls >> cls >> key >> n) || cls != name)
+      continue;
+    if (key == "parent" || key == "region") {
+      std::vector<int> &a = key == "parent" ? m.parent : m.region;
+      a.resize(n);
+      for (int &x : a)
+        ls >> x;
+    } else {
+      std::vector<double> &a = key == "length" ? m.length : m.diameter;
+      a.resize(n);
+      for (double &x : a)
+        ls >> x;
+    }
+  }
+  return m;
+}
 
 static std::vector<int> list_order(const std::vector<int> &parent, int lanes) {
   const int n = (int)parent.size();
@@ -80,53 +116,68 @@ static std::string num(double x) {
   snprintf(b, sizeof b, "%.17g", x);
   return b;
 }
+static std::string str(int x) { return std::to_string(x); }
+static std::string list(const std::vector<double> &a) {
+  std::string s;
+  for (size_t i = 0; i < a.size(); i++)
+    s += (i ? ", " : "") + num(a[i]);
+  return s;
+}
+static std::string list(const std::vector<int> &a) {
+  std::string s;
+  for (size_t i = 0; i < a.size(); i++)
+    s += (i ? ", " : "") + str(a[i]);
+  return s;
+}
+
+static const char *PRELUDE = R"(#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+#include <cstring>
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
+  fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); exit(1); } } while (0)
+#ifdef __CUDA_ARCH__
+#define LDG(p) __ldg(p)
+#else
+#define LDG(p) (*(p))
+#endif
+static double copy_bandwidth() { // GB/s of a 2 GiB device-to-device copy, read + write
+  const size_t cb = 1ull << 31;
+  double *c1, *c2;
+  CK(cudaMalloc(&c1, cb)); CK(cudaMalloc(&c2, cb));
+  cudaEvent_t a, z; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&z));
+  std::vector<float> ms;
+  for (int r = 0; r < 6; r++) {
+    CK(cudaEventRecord(a)); CK(cudaMemcpy(c2, c1, cb, cudaMemcpyDeviceToDevice));
+    CK(cudaEventRecord(z)); CK(cudaEventSynchronize(z));
+    float m; CK(cudaEventElapsedTime(&m, a, z)); if (r) ms.push_back(m);
+  }
+  std::sort(ms.begin(), ms.end());
+  CK(cudaFree(c1)); CK(cudaFree(c2));
+  return 2.0 * cb / (ms[ms.size() / 2] * 1e-3) / 1e9;
+}
+)";
 
 int main(int argc, char **argv) {
-  if (argc < 4) {
-    fprintf(stderr,
-            "usage: %s PARENTS.txt NAME OUT.cu [lanes 4] [register rows 64] [window 16] "
-            "[cells 256000]\n",
-            argv[0]);
+  if (argc < 5) {
+    fprintf(stderr, "usage: %s solve|step DATA.txt CLASS OUT.cu [lanes 4] [register rows 64] "
+                    "[cells 256000] [window 8]\n", argv[0]);
     return 2;
   }
-  const std::string name = argv[2];
-  const int lanes = argc > 4 ? atoi(argv[4]) : 4, reg_rows = argc > 5 ? atoi(argv[5]) : 64;
-  const int window = argc > 6 ? atoi(argv[6]) : 16;
+  const std::string mode = argv[1], name = argv[3];
+  const int lanes = argc > 5 ? atoi(argv[5]) : 4, reg_rows = argc > 6 ? atoi(argv[6]) : 64;
   const long cells = argc > 7 ? atol(argv[7]) : 256000;
-  std::ifstream in(argv[1]);
-  std::string line;
-  std::vector<int> parent;
-  while (std::getline(in, line)) {
-    std::istringstream ls(line);
-    std::string cls;
-    int n = 0;
-    if (line.empty() || line[0] == '#' || !(ls >> cls >> n) || cls != name)
-      continue;
-    parent.resize(n);
-    for (int &p : parent)
-      ls >> p;
-  }
-  const int n = (int)parent.size();
-  if (n == 0) {
-    fprintf(stderr, "%s: no class '%s' in %s\n", argv[0], name.c_str(), argv[1]);
+  const int window = argc > 8 ? atoi(argv[8]) : 8; // step: a compiler barrier every `window` rows
+  const Morph mo = read_morph(argv[2], name);
+  const int n = (int)mo.parent.size();
+  if (n == 0 || (mode != "solve" && mode != "step")) {
+    fprintf(stderr, "%s: no class '%s' in %s, or mode '%s' (solve, step)\n", argv[0],
+            name.c_str(), argv[2], mode.c_str());
     return 1;
   }
-  // a diagonally dominant tree matrix: A[p][c] = u[c], A[c][p] = l[c]
-  uint64_t seed = 1;
-  std::vector<double> u(n), l(n), d(n);
-  for (int i = 0; i < n; i++) {
-    u[i] = -uniform(&seed, 0.1, 1.0);
-    l[i] = -uniform(&seed, 0.1, 1.0);
-    d[i] = 2.0 + uniform(&seed, 0.0, 1.0);
-  }
-  for (int c = 1; c < n; c++) {
-    d[c] -= l[c];
-    d[parent[c]] -= u[c];
-  }
-  u[0] = l[0] = 0.0;
-  std::vector<double> dp(d);
-  for (int c = n - 1; c > 0; c--)
-    dp[parent[c]] -= u[c] / dp[c] * l[c];
+  const std::vector<int> &parent = mo.parent;
   std::vector<std::vector<int>> kids(n);
   for (int c = 1; c < n; c++)
     kids[parent[c]].push_back(c);
@@ -134,110 +185,116 @@ int main(int argc, char **argv) {
   std::vector<char> in_reg(n, 0);
   for (int k = std::max(0, n - reg_rows); k < n; k++)
     in_reg[order[k]] = 1;
-
-  auto body = [&](bool smem) {
-    auto Y = [&](int i) {
-      return (!smem || in_reg[i]) ? "y" + std::to_string(i) : "sy[" + std::to_string(i) + " * 32 + t]";
-    };
-    std::string out;
-    int emitted = 0;
-    // a compiler barrier every `window` rows keeps ptxas from hoisting every b load to the start
-    // (registers); window 0: none
-    auto fence = [&] {
-      if (window > 0 && ++emitted % window == 0)
-        out += "  asm volatile(\"\" ::: \"memory\");\n";
-    };
-    for (int i : order) { // backward: r = b - sum u_c y_c, y = r / d'
-      fence();
-      std::string e = "__ldg(b + (long)" + std::to_string(i) + " * S + c)";
-      for (int k : kids[i])
-        e = "fma(" + num(-u[k]) + ", " + Y(k) + ", " + e + ")";
-      out += std::string("  ") + ((!smem || in_reg[i]) ? "double " : "") + Y(i) + " = (" + e +
-             ") * " + num(1.0 / dp[i]) + ";\n";
-    }
-    for (auto it = order.rbegin(); it != order.rend(); ++it) { // forward, parents first
-      const int i = *it;
-      fence();
-      if (i > 0)
-        out += "  " + Y(i) + " = fma(" + num(-l[i] / dp[i]) + ", " + Y(parent[i]) + ", " + Y(i) + ");\n";
-      out += "  x[(long)" + std::to_string(i) + " * S + c] = " + Y(i) + ";\n";
-    }
-    return out;
+  auto Y = [&](int i, bool smem) {
+    return (!smem || in_reg[i]) ? "y" + str(i) : "sy[" + str(i) + " * 32 + t]";
   };
-  auto list = [&](const std::vector<double> &a) {
-    std::string s;
-    for (int i = 0; i < n; i++)
-      s += (i ? ", " : "") + num(a[i]);
-    return s;
-  };
-  std::string ps;
-  for (int i = 0; i < n; i++)
-    ps += (i ? ", " : "") + std::to_string(parent[i]);
-  FILE *f = fopen(argv[3], "w");
+  auto decl = [&](int i, bool smem) { return (!smem || in_reg[i]) ? "double " : ""; };
+  FILE *f = fopen(argv[4], "w");
   if (!f) {
-    perror(argv[3]);
+    perror(argv[4]);
     return 1;
   }
-  fprintf(f, "// Generated by docs/bench/s9_specialized_gen.cpp for %s (%d rows, %d virtual lanes,\n"
-             "// %d register rows in the smem kernel). Experiment only (docs/gpu.md \"Session 9\").\n",
-          name.c_str(), n, lanes, std::min(n, reg_rows));
-  fprintf(f, "%s", R"(#include <algorithm>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
-  fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); exit(1); } } while (0)
-)");
+  fprintf(f, "// Generated by docs/bench/s9_specialized_gen.cpp (%s) for %s: %d rows, %d virtual\n"
+             "// lanes, %d register rows. Experiment only (docs/gpu.md \"Session 9\").\n",
+          mode.c_str(), name.c_str(), n, lanes, std::min(n, reg_rows));
+  fprintf(f, "%s", PRELUDE);
   fprintf(f, "static const int N = %d;\nstatic const long S = %ld;\n", n, cells);
-  fprintf(f, "__global__ void __launch_bounds__(32) solve_reg(const double *__restrict__ b, "
-             "double *__restrict__ x) {\n  const long c = blockIdx.x * 32L + threadIdx.x;\n"
-             "  if (c >= S) return;\n%s}\n", body(false).c_str());
-  fprintf(f, "__global__ void __launch_bounds__(32) solve_smem(const double *__restrict__ b, "
-             "double *__restrict__ x) {\n  extern __shared__ double sy[];\n"
-             "  const int t = threadIdx.x;\n  const long c = blockIdx.x * 32L + t;\n"
-             "  if (c >= S) return;\n%s}\n", body(true).c_str());
-  fprintf(f, "static const double hu[N] = {%s};\nstatic const double hl[N] = {%s};\n"
-             "static const double hd[N] = {%s};\nstatic const int hp[N] = {%s};\n",
-          list(u).c_str(), list(l).c_str(), list(d).c_str(), ps.c_str());
-  fprintf(f, "%s", R"(static void host_solve(std::vector<double> &r) {
+
+  if (mode == "solve") {
+    // a diagonally dominant tree matrix: A[p][c] = u[c], A[c][p] = l[c]
+    uint64_t seed = 1;
+    std::vector<double> u(n), l(n), d(n);
+    for (int i = 0; i < n; i++) {
+      u[i] = -uniform(&seed, 0.1, 1.0);
+      l[i] = -uniform(&seed, 0.1, 1.0);
+      d[i] = 2.0 + uniform(&seed, 0.0, 1.0);
+    }
+    for (int c = 1; c < n; c++) {
+      d[c] -= l[c];
+      d[parent[c]] -= u[c];
+    }
+    u[0] = l[0] = 0.0;
+    std::vector<double> dp(d);
+    for (int c = n - 1; c > 0; c--)
+      dp[parent[c]] -= u[c] / dp[c] * l[c];
+    auto body = [&](bool smem) {
+      std::string out;
+      for (int i : order) { // backward: r = b - sum u_c y_c, y = r / d'
+        std::string e = "LDG(b + (long)" + str(i) + " * S + c)";
+        for (int k : kids[i])
+          e = "fma(" + num(-u[k]) + ", " + Y(k, smem) + ", " + e + ")";
+        out += "  " + std::string(decl(i, smem)) + Y(i, smem) + " = (" + e + ") * " +
+               num(1.0 / dp[i]) + ";\n";
+      }
+      for (auto it = order.rbegin(); it != order.rend(); ++it) { // forward, parents first
+        const int i = *it;
+        if (i > 0)
+          out += "  " + Y(i, smem) + " = fma(" + num(-l[i] / dp[i]) + ", " + Y(parent[i], smem) +
+                 ", " + Y(i, smem) + ");\n";
+        out += "  x[(long)" + str(i) + " * S + c] = " + Y(i, smem) + ";\n";
+      }
+      return out;
+    };
+    for (int smem = 0; smem < 2; smem++) {
+      const char *k = smem ? "smem" : "reg";
+      fprintf(f, "__host__ __device__ static inline void solve_%s_body(const double *__restrict__ b, "
+                 "double *__restrict__ x, long c, int t, double *sy) {\n  (void)t; (void)sy;\n%s}\n",
+              k, body(smem).c_str());
+      fprintf(f, "__global__ void __launch_bounds__(32) solve_%s(const double *__restrict__ b, "
+                 "double *__restrict__ x) {\n  extern __shared__ double sy[];\n"
+                 "  const int t = threadIdx.x;\n  const long c = blockIdx.x * 32L + t;\n"
+                 "  if (c < S) solve_%s_body(b, x, c, t, sy);\n}\n", k, k);
+    }
+    fprintf(f, "static const double hu[N] = {%s};\nstatic const double hl[N] = {%s};\n"
+               "static const double hd[N] = {%s};\nstatic const int hp[N] = {%s};\n",
+            list(u).c_str(), list(l).c_str(), list(d).c_str(), list(parent).c_str());
+    fprintf(f, "%s", R"(static void host_solve(std::vector<double> &r) {
   std::vector<double> dd(hd, hd + N);
   for (int i = N - 1; i > 0; i--) { double f = hu[i] / dd[i]; dd[hp[i]] -= f * hl[i]; r[hp[i]] -= f * r[i]; }
   r[0] /= dd[0];
   for (int i = 1; i < N; i++) r[i] = (r[i] - hl[i] * r[hp[i]]) / dd[i];
 }
-template <class K> static float timed(K k, int reps) {
-  cudaEvent_t a, z; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&z));
-  std::vector<float> ms;
-  k();
-  for (int r = 0; r < reps; r++) {
-    CK(cudaEventRecord(a)); k(); CK(cudaEventRecord(z)); CK(cudaEventSynchronize(z));
-    float m; CK(cudaEventElapsedTime(&m, a, z)); ms.push_back(m);
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
-int main() {
+int main(int argc, char **argv) {
   const size_t bytes = (size_t)N * S * sizeof(double);
-  double *b, *x, *c1, *c2;
+  if (argc > 1 && !strcmp(argv[1], "--host")) { // the kernel bodies on the host, no GPU
+    std::vector<double> hb((size_t)N * S), hx((size_t)N * S), sy((size_t)N * 32);
+    for (size_t k = 0; k < hb.size(); k++) hb[k] = std::sin(0.001 * (double)k) + 0.5;
+    double err = 0;
+    for (long cell : {0L, 1L, S - 1})
+      for (int v = 0; v < 2; v++) {
+        if (v == 0) solve_reg_body(hb.data(), hx.data(), cell, (int)(cell % 32), sy.data());
+        else solve_smem_body(hb.data(), hx.data(), cell, (int)(cell % 32), sy.data());
+        std::vector<double> r(N);
+        for (int i = 0; i < N; i++) r[i] = hb[(size_t)i * S + cell];
+        host_solve(r);
+        double num = 0, den = 0;
+        for (int i = 0; i < N; i++) { double dx = hx[(size_t)i * S + cell] - r[i]; num += dx * dx; den += r[i] * r[i]; }
+        err = std::max(err, std::sqrt(num / den));
+      }
+    printf("solve --host: max relative error %.2e\n", err);
+    return err < 1e-12 ? 0 : 1;
+  }
+  const double copy = copy_bandwidth();
+  double *b, *x;
   CK(cudaMalloc(&b, bytes)); CK(cudaMalloc(&x, bytes));
-  const size_t cb = 1ull << 31;
-  CK(cudaMalloc(&c1, cb)); CK(cudaMalloc(&c2, cb));
-  const float cm = timed([&] { CK(cudaMemcpy(c2, c1, cb, cudaMemcpyDeviceToDevice)); }, 5);
-  const double copy = 2.0 * cb / (cm * 1e-3) / 1e9;
   std::vector<double> hb((size_t)N * S);
   for (size_t k = 0; k < hb.size(); k++) hb[k] = std::sin(0.001 * (double)k) + 0.5;
   CK(cudaMemcpy(b, hb.data(), bytes, cudaMemcpyHostToDevice));
   const int smem = N * 32 * 8;
   CK(cudaFuncSetAttribute(solve_smem, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  printf("%d rows, %ld cells, copy %.1f GB/s\n", N, S, copy);
+  printf("solve: %d rows, %ld cells, copy %.1f GB/s\n", N, S, copy);
+  cudaEvent_t a, z; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&z));
   for (int v = 0; v < 2; v++) {
     const unsigned blocks = (unsigned)((S + 31) / 32);
-    const float ms = timed([&] {
-      if (v == 0) solve_reg<<<blocks, 32>>>(b, x);
-      else solve_smem<<<blocks, 32, smem>>>(b, x);
-      CK(cudaGetLastError());
-    }, 20);
+    std::vector<float> t;
+    for (int r = 0; r < 21; r++) {
+      CK(cudaEventRecord(a));
+      if (v == 0) solve_reg<<<blocks, 32>>>(b, x); else solve_smem<<<blocks, 32, smem>>>(b, x);
+      CK(cudaGetLastError()); CK(cudaEventRecord(z)); CK(cudaEventSynchronize(z));
+      float m; CK(cudaEventElapsedTime(&m, a, z)); if (r) t.push_back(m);
+    }
+    std::sort(t.begin(), t.end());
+    const double ms = t[t.size() / 2];
     std::vector<double> hx((size_t)N * S);
     CK(cudaMemcpy(hx.data(), x, bytes, cudaMemcpyDeviceToHost));
     double err = 0;
@@ -253,6 +310,213 @@ int main() {
     printf("  %-5s %9.4f ms  %.5f ns/comp  %7.1f GB/s@16B  %5.1f%% of copy  rel.err %.2e\n",
            v == 0 ? "reg" : "smem", ms, ms * 1e6 / comp, gbs, 100.0 * gbs / copy, err);
   }
+  return 0;
+}
+)");
+    fclose(f);
+    return 0;
+  }
+
+  // ---- step: constants of the v-form (uS, nF, ms, mV, nA), as simengine-prep's defaults ----
+  const double dt = 0.025, ra = 100.0, cm = 1.0, gpas = 1.0 / 30000.0, epas = -65.0;
+  const double gnabar = 0.12, gkbar = 0.036, gl = 0.0003, el = -54.3;
+  std::vector<double> area(n), res(n), g(n, 0.0), a(n), cst(n), dk(n), gna(n, 0), gk(n, 0);
+  std::vector<int> hh(n, 0), hh_index(n, -1), dconst(n, 1);
+  int n_hh = 0;
+  for (int i = 0; i < n; i++) {
+    area[i] = M_PI * mo.diameter[i] * mo.length[i];                              // um2
+    res[i] = 4.0 * ra * mo.length[i] / (M_PI * mo.diameter[i] * mo.diameter[i]) * 1e4; // ohm
+    hh[i] = mo.region[i] == 1 || mo.region[i] == 2;
+    if (hh[i])
+      hh_index[i] = n_hh++;
+  }
+  std::vector<double> daxial(n, 0.0);
+  for (int i = 1; i < n; i++) {
+    g[i] = 1e6 / (res[i] / 2.0 + res[parent[i]] / 2.0); // uS
+    daxial[i] += g[i];
+    daxial[parent[i]] += g[i];
+  }
+  for (int i = n - 1; i >= 0; i--) {
+    if (hh[i])
+      dconst[i] = 0;
+    if (i > 0 && !dconst[i])
+      dconst[parent[i]] = 0;
+  }
+  for (int i = 0; i < n; i++) {
+    const double s = area[i] * 1e-2; // S/cm2 -> uS
+    a[i] = cm * area[i] * 1e-5 / dt;
+    const double gp = hh[i] ? 0.0 : gpas * s;
+    cst[i] = gp * epas + (hh[i] ? gl * s * el : 0.0);
+    dk[i] = a[i] + daxial[i] + gp + (hh[i] ? gl * s : 0.0);
+    if (hh[i]) {
+      gna[i] = gnabar * s;
+      gk[i] = gkbar * s;
+    }
+  }
+  // eliminated constants: DCONST rows' d' and f, folded into the parents' constant d
+  std::vector<double> dfold(dk), fconst(n, 0.0), inv(n, 0.0);
+  for (int i = n - 1; i >= 0; i--)
+    if (dconst[i]) {
+      inv[i] = 1.0 / dfold[i];
+      fconst[i] = g[i] * inv[i];
+      if (i > 0)
+        dfold[parent[i]] -= g[i] * fconst[i];
+    }
+  std::string out;
+  auto V = [&](int i) { return "v[(long)" + str(i) + " * S + c]"; };
+  int emitted = 0;
+  for (int i : order) { // backward: assemble and eliminate row i
+    if (window > 0 && ++emitted % window == 0) // keeps every v load from being hoisted (spills)
+      out += "  asm volatile(\"\" ::: \"memory\");\n";
+    std::string b = "fma(" + num(a[i]) + ", v" + str(i) + ", " + num(cst[i]) + ")";
+    out += "  const double v" + str(i) + " = " + V(i) + ";\n";
+    if (hh[i]) {
+      const std::string j = str(hh_index[i]);
+      out += "  double bx" + str(i) + " = 0.0, dg" + str(i) + " = 0.0;\n  {\n";
+      out += "    double m = gm[" + j + " * S + c], h = gh[" + j + " * S + c], n = gn[" + j +
+             " * S + c];\n";
+      out += "    se_stream_hh(v" + str(i) + ", &m, &h, &n, update, " + num(dt) + ", 1.0, " +
+             num(gna[i]) + ", " + num(gk[i]) + ", 50.0, -77.0, &bx" + str(i) + ", &dg" + str(i) +
+             ");\n";
+      out += "    gm[" + j + " * S + c] = m; gh[" + j + " * S + c] = h; gn[" + j +
+             " * S + c] = n;\n  }\n";
+      b = "(" + b + " + bx" + str(i) + ")";
+    }
+    if (i == 0)
+      b = "(" + b + " + stim * amp[c])";
+    for (int k : kids[i])
+      b = "fma(" + num(g[k]) + ", " + Y(k, true) + ", " + b + ")";
+    if (dconst[i]) {
+      out += "  " + std::string(decl(i, true)) + Y(i, true) + " = " + b + " * " + num(inv[i]) +
+             ";\n";
+    } else {
+      std::string dd = num(dfold[i]) + (hh[i] ? " + dg" + str(i) : "");
+      for (int k : kids[i])
+        if (!dconst[k])
+          dd = "fma(" + num(-g[k]) + ", f" + str(k) + ", " + dd + ")";
+      out += "  const double r" + str(i) + " = 1.0 / (" + dd + ");\n";
+      out += "  " + std::string(decl(i, true)) + Y(i, true) + " = " + b + " * r" + str(i) + ";\n";
+      if (i > 0)
+        out += "  const double f" + str(i) + " = " + num(g[i]) + " * r" + str(i) + ";\n";
+    }
+  }
+  for (auto it = order.rbegin(); it != order.rend(); ++it) { // forward: x = y + f x_p
+    const int i = *it;
+    if (i > 0)
+      out += "  " + Y(i, true) + " = fma(" +
+             (dconst[i] ? num(fconst[i]) : "f" + str(i)) + ", " + Y(parent[i], true) + ", " +
+             Y(i, true) + ");\n";
+    out += "  " + V(i) + " = " + Y(i, true) + ";\n";
+  }
+  fprintf(f, "#include \"hh.h\"\n");
+  fprintf(f, "static const int NHH = %d;\n", n_hh);
+  fprintf(f, "%s", R"(__host__ __device__ static inline void se_stream_hh(double v, double *m, double *h,
+    double *n, int update, double dt, double q10, double gnabar, double gkbar, double ena,
+    double ek, double *b, double *dg) { // as src/neurons_stream.h
+  if (update) se_hh_advance_gates(v, q10, dt, m, h, n);
+  const double mm = *m, nn = *n, gna = gnabar * mm * mm * mm * *h, gk = gkbar * nn * nn * nn * nn;
+  *b += gna * ena + gk * ek;
+  *dg = gna + gk;
+}
+)");
+  fprintf(f, "__host__ __device__ static inline void step_body(double *__restrict__ v, "
+             "double *__restrict__ gm, double *__restrict__ gh, double *__restrict__ gn, "
+             "const double *__restrict__ amp, double stim, int update, long c, int t, double *sy) "
+             "{\n%s}\n", out.c_str());
+  fprintf(f, "__global__ void __launch_bounds__(32) step(double *__restrict__ v, double *__restrict__ gm, "
+             "double *__restrict__ gh, double *__restrict__ gn, const double *__restrict__ amp, "
+             "double stim, int update) {\n  extern __shared__ double sy[];\n"
+             "  const int t = threadIdx.x;\n  const long c = blockIdx.x * 32L + t;\n"
+             "  if (c < S) step_body(v, gm, gh, gn, amp, stim, update, c, t, sy);\n}\n");
+  fprintf(f, "static const int hp[N] = {%s};\nstatic const int hhi[N] = {%s};\n",
+          list(parent).c_str(), list(hh_index).c_str());
+  fprintf(f, "static const double ha[N] = {%s};\nstatic const double hc[N] = {%s};\n",
+          list(a).c_str(), list(cst).c_str());
+  fprintf(f, "static const double hdk[N] = {%s};\nstatic const double hg[N] = {%s};\n",
+          list(dk).c_str(), list(g).c_str());
+  fprintf(f, "static const double hgna[N] = {%s};\nstatic const double hgk[N] = {%s};\n",
+          list(gna).c_str(), list(gk).c_str());
+  fprintf(f, "static const double DT = %s;\n", num(dt).c_str());
+  fprintf(f, "%s", R"(// The same step on the host in Hines order (rows n-1 .. 0), for one cell.
+static void host_step(double *v, double *m, double *h, double *n, double amp, double stim, int update) {
+  std::vector<double> b(N), d(N), f(N);
+  for (int i = 0; i < N; i++) {
+    double bx = 0.0, dg = 0.0;
+    if (hhi[i] >= 0) se_stream_hh(v[i], &m[hhi[i]], &h[hhi[i]], &n[hhi[i]], update, DT, 1.0, hgna[i], hgk[i], 50.0, -77.0, &bx, &dg);
+    b[i] = ha[i] * v[i] + hc[i] + bx + (i == 0 ? stim * amp : 0.0);
+    d[i] = hdk[i] + dg;
+  }
+  for (int i = N - 1; i > 0; i--) {
+    const double y = b[i] / d[i];
+    f[i] = hg[i] / d[i];
+    b[hp[i]] += hg[i] * y;
+    d[hp[i]] -= hg[i] * f[i];
+  }
+  v[0] = b[0] / d[0];
+  for (int i = 1; i < N; i++) v[i] = b[i] / d[i] + f[i] * v[hp[i]];
+}
+int main(int argc, char **argv) {
+  const bool host_only = argc > 1 && !strcmp(argv[1], "--host"); // the kernel body on the host
+  const double copy = host_only ? 0.0 : copy_bandwidth();
+  std::vector<double> hv((size_t)N * S, -65.0), hm((size_t)NHH * S), hh_((size_t)NHH * S), hn((size_t)NHH * S), amp(S);
+  const se_hh_rates r0 = se_hh_rates_at(-65.0, 1.0);
+  std::fill(hm.begin(), hm.end(), r0.minf); std::fill(hh_.begin(), hh_.end(), r0.hinf); std::fill(hn.begin(), hn.end(), r0.ninf);
+  for (long c = 0; c < S; c++) amp[c] = 0.2 + 0.3 * (double)(c % 7) / 7.0;
+  const long cells[3] = {0, 1, S - 1};
+  if (host_only) {
+    std::vector<double> sy((size_t)N * 32), cv(N), cm_(NHH + 1), ch(NHH + 1), cn(NHH + 1);
+    double dv = 0.0, vmax = -1e9;
+    for (int k = 0; k < 3; k++) {
+      std::fill(cv.begin(), cv.end(), -65.0); std::fill(cm_.begin(), cm_.end(), r0.minf);
+      std::fill(ch.begin(), ch.end(), r0.hinf); std::fill(cn.begin(), cn.end(), r0.ninf);
+      for (int s = 0; s < 400; s++) { // 10 ms: spikes
+        const double stim = (s + 0.5) * DT >= 0.1 ? 1.0 : 0.0;
+        step_body(hv.data(), hm.data(), hh_.data(), hn.data(), amp.data(), stim, s > 0, cells[k], (int)(cells[k] % 32), sy.data());
+        host_step(cv.data(), cm_.data(), ch.data(), cn.data(), amp[cells[k]], stim, s > 0);
+        for (int i = 0; i < N; i++) { dv = std::max(dv, std::fabs(hv[(size_t)i * S + cells[k]] - cv[i])); vmax = std::max(vmax, cv[i]); }
+      }
+    }
+    printf("step --host: 400 steps of three cells, max |dv| %.2e mV (v max %.1f mV)\n", dv, vmax);
+    return dv < 1e-6 ? 0 : 1;
+  }
+  double *v, *m, *h, *n, *am;
+  CK(cudaMalloc(&v, hv.size() * 8)); CK(cudaMalloc(&m, hm.size() * 8 + 8)); CK(cudaMalloc(&h, hm.size() * 8 + 8));
+  CK(cudaMalloc(&n, hm.size() * 8 + 8)); CK(cudaMalloc(&am, S * 8));
+  CK(cudaMemcpy(v, hv.data(), hv.size() * 8, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(m, hm.data(), hm.size() * 8, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(h, hh_.data(), hm.size() * 8, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(n, hn.data(), hm.size() * 8, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(am, amp.data(), S * 8, cudaMemcpyHostToDevice));
+  const int smem = N * 32 * 8;
+  CK(cudaFuncSetAttribute(step, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  const unsigned blocks = (unsigned)((S + 31) / 32);
+  // the host copies of three cells
+  std::vector<std::vector<double>> cv(3), cm_(3), ch(3), cn(3);
+  for (int k = 0; k < 3; k++) {
+    cv[k].assign(N, -65.0); cm_[k].assign(NHH + 1, r0.minf); ch[k].assign(NHH + 1, r0.hinf); cn[k].assign(NHH + 1, r0.ninf);
+  }
+  cudaEvent_t a, z; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&z));
+  const int warm = 5, timed = 20;
+  for (int s = 0; s < warm + timed; s++) {
+    if (s == warm) CK(cudaEventRecord(a));
+    const double stim = (s + 0.5) * DT >= 0.1 ? 1.0 : 0.0; // the clamp from 0.1 ms on
+    step<<<blocks, 32, smem>>>(v, m, h, n, am, stim, s > 0);
+    CK(cudaGetLastError());
+    for (int k = 0; k < 3; k++) host_step(cv[k].data(), cm_[k].data(), ch[k].data(), cn[k].data(), amp[cells[k]], stim, s > 0);
+  }
+  CK(cudaEventRecord(z)); CK(cudaEventSynchronize(z));
+  float ms; CK(cudaEventElapsedTime(&ms, a, z));
+  CK(cudaMemcpy(hv.data(), v, hv.size() * 8, cudaMemcpyDeviceToHost));
+  double dv = 0.0, vmax = -1e9;
+  for (int k = 0; k < 3; k++)
+    for (int i = 0; i < N; i++) { dv = std::max(dv, std::fabs(hv[(size_t)i * S + cells[k]] - cv[k][i])); vmax = std::max(vmax, cv[k][i]); }
+  double floor_bytes = 0.0;
+  for (int i = 0; i < N; i++) floor_bytes += hhi[i] >= 0 ? 64.0 : 16.0;
+  floor_bytes *= (double)S;
+  const double per = ms / timed, comp = (double)N * S, floor_ms = floor_bytes / (copy * 1e9) * 1e3;
+  printf("step: %d rows (%d hh), %ld cells, copy %.1f GB/s\n", N, NHH, S, copy);
+  printf("  %9.4f ms per step  %.5f ns/comp-step  floor %.5f ns  %.2fx the floor  max |dv| %.2e mV (v max %.1f mV)\n",
+         per, per * 1e6 / comp, floor_ms * 1e6 / comp, per / floor_ms, dv, vmax);
   return 0;
 }
 )");
