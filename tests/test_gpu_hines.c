@@ -730,6 +730,50 @@ static se_hines_batch *gpu_batch(se_test_state *st, const tree *t, const systems
   return b;
 }
 
+/* On the GPU, every SWC morphology of the data folder (issue 3 asks every GPU variant on every
+ * one): a block-32 batch of 64 systems, the paper's Block-Interleaved kernel (bitwise), AUTO and
+ * COOP with 2, 4, 8 and 16 lanes (automatic stages and register rows); a COOP setting whose
+ * cells do not fit the device's shared memory is refused with SE_ERR_UNSUPPORTED and a message,
+ * as in the emulation (check_swc_trees). Added in session 9 after its last device call. */
+typedef struct swc_gpu {
+  se_test_state *st;
+  int n, refused;
+  double worst;
+} swc_gpu;
+
+static void check_gpu_swc_tree(void *ctx, const char *name, const se_morphology *m) {
+  swc_gpu *k = ctx;
+  tree t = make_tree(name, m->n_compartments);
+  memcpy(t.parent, m->parent, (size_t)m->n_compartments * sizeof *t.parent);
+  systems y = make_systems(&t, 64, 700 + (uint64_t)k->n);
+  const layout_case *lc = &layouts[2]; /* block 32 */
+  se_hines_batch *b = gpu_batch(k->st, &t, &y, lc);
+  if (b) {
+    double *x = malloc((size_t)t.n * (size_t)y.S * sizeof *x);
+    gpu_solve_check(k->st, b, &t, &y, lc, SE_HINES_KERNEL_BLOCK, NULL, x, &k->worst);
+    gpu_solve_check(k->st, b, &t, &y, lc, SE_HINES_KERNEL_AUTO, NULL, x, &k->worst);
+    for (int lanes = 2; lanes <= 16; lanes *= 2) {
+      const se_hines_coop_config c = {lanes, 0, 0, 0, SE_HINES_COOP_REG_AUTO};
+      se_hines_coop *plan = NULL;
+      se_error err = {0};
+      const int rc = se_hines_coop_create(b, &c, &plan, &err);
+      se_hines_coop_destroy(plan);
+      if (rc == SE_ERR_UNSUPPORTED) {
+        SE_EXPECT(k->st, err.message[0] != 0, "GPU COOP %s L%d refused without a message", name,
+                  lanes);
+        k->refused++;
+        continue;
+      }
+      gpu_coop_check(k->st, b, &t, &y, lc, &c, x, &k->worst);
+    }
+    free(x);
+    se_hines_batch_destroy(b);
+  }
+  free_systems(&y);
+  free(t.parent);
+  k->n++;
+}
+
 static void check_gpu_tree(se_test_state *st, const tree *t, int64_t S, uint64_t seed,
                            int all_settings) {
   systems y = make_systems(t, S, seed);
@@ -1090,6 +1134,10 @@ int main(int argc, char **argv) {
   check_gpu_fill(&st, &trees[4]);
   check_gpu_errors(&st, &trees[1]);
   check_gpu_auto_choice(&st, trees);
+  swc_gpu sg = {&st, 0, 0, 0.0};
+  se_test_for_each_swc(&st, argc >= 2 ? argv[1] : NULL, check_gpu_swc_tree, &sg);
+  printf("GPU on %d SWC morphologies: max relative error %.2e, %d COOP settings refused\n", sg.n,
+         sg.worst, sg.refused);
   for (int k = 0; k < n_trees; k++)
     free(trees[k].parent);
   return se_test_finish(&st, "gpu_hines");
