@@ -254,6 +254,15 @@ int main(int argc, char **argv) {
   r[0] /= dd[0];
   for (int i = 1; i < N; i++) r[i] = (r[i] - hl[i] * r[hp[i]]) / dd[i];
 }
+// The relative 2-norm error of cell's solution in x against the host solve of b.
+static double cell_error(const std::vector<double> &hb, const std::vector<double> &hx, long cell) {
+  std::vector<double> r(N);
+  for (int i = 0; i < N; i++) r[i] = hb[(size_t)i * S + cell];
+  host_solve(r);
+  double num = 0, den = 0;
+  for (int i = 0; i < N; i++) { double dx = hx[(size_t)i * S + cell] - r[i]; num += dx * dx; den += r[i] * r[i]; }
+  return std::sqrt(num / den);
+}
 int main(int argc, char **argv) {
   const size_t bytes = (size_t)N * S * sizeof(double);
   if (argc > 1 && !strcmp(argv[1], "--host")) { // the kernel bodies on the host, no GPU
@@ -264,12 +273,7 @@ int main(int argc, char **argv) {
       for (int v = 0; v < 2; v++) {
         if (v == 0) solve_reg_body(hb.data(), hx.data(), cell, (int)(cell % 32), sy.data());
         else solve_smem_body(hb.data(), hx.data(), cell, (int)(cell % 32), sy.data());
-        std::vector<double> r(N);
-        for (int i = 0; i < N; i++) r[i] = hb[(size_t)i * S + cell];
-        host_solve(r);
-        double num = 0, den = 0;
-        for (int i = 0; i < N; i++) { double dx = hx[(size_t)i * S + cell] - r[i]; num += dx * dx; den += r[i] * r[i]; }
-        err = std::max(err, std::sqrt(num / den));
+        err = std::max(err, cell_error(hb, hx, cell));
       }
     printf("solve --host: max relative error %.2e\n", err);
     return err < 1e-12 ? 0 : 1;
@@ -298,14 +302,7 @@ int main(int argc, char **argv) {
     std::vector<double> hx((size_t)N * S);
     CK(cudaMemcpy(hx.data(), x, bytes, cudaMemcpyDeviceToHost));
     double err = 0;
-    for (long cell : {0L, 1L, S - 1}) {
-      std::vector<double> r(N);
-      for (int i = 0; i < N; i++) r[i] = hb[(size_t)i * S + cell];
-      host_solve(r);
-      double num = 0, den = 0;
-      for (int i = 0; i < N; i++) { double dx = hx[(size_t)i * S + cell] - r[i]; num += dx * dx; den += r[i] * r[i]; }
-      err = std::max(err, std::sqrt(num / den));
-    }
+    for (long cell : {0L, 1L, S - 1}) err = std::max(err, cell_error(hb, hx, cell));
     const double comp = (double)N * S, gbs = 16.0 * comp / (ms * 1e-3) / 1e9;
     printf("  %-5s %9.4f ms  %.5f ns/comp  %7.1f GB/s@16B  %5.1f%% of copy  rel.err %.2e\n",
            v == 0 ? "reg" : "smem", ms, ms * 1e6 / comp, gbs, 100.0 * gbs / copy, err);
