@@ -309,9 +309,12 @@ void coop_level_steps(int32_t n, int L, const std::vector<int> &lane, const std:
     step[v] = start[level[v]] + next[(size_t)level[v] * L + lane[v]]++;
 }
 
+// The step table names a row's root cells by its first (12 bits) and their count (11 bits).
+constexpr int COOP_MAX_FIRST_ROOT = 4096, COOP_MAX_ROOTS = 2048;
+
 // Root cells of a schedule: a row whose parent runs on another lane sends its contribution to a
-// cell of its own (read by the parent a chunk later). Returns their number; *fits: whether the
-// step table can name them (a row's first root cell below 4096, its root cells below 2048).
+// cell of its own (read by the parent a chunk later), numbered by parent. Returns their number;
+// *fits: whether the step table can name them (COOP_MAX_FIRST_ROOT, COOP_MAX_ROOTS).
 int coop_cross_rows(const int32_t *parent, int32_t n, const std::vector<int> &lane, bool *fits) {
   std::vector<int> per((size_t)n, 0);
   for (int32_t v = 1; v < n; v++)
@@ -319,7 +322,7 @@ int coop_cross_rows(const int32_t *parent, int32_t n, const std::vector<int> &la
   int k = 0;
   *fits = true;
   for (int32_t v = 0; v < n; v++) {
-    if (per[v] > 0 && (k >= 4096 || per[v] >= 2048))
+    if (per[v] > 0 && (k >= COOP_MAX_FIRST_ROOT || per[v] >= COOP_MAX_ROOTS))
       *fits = false;
     k += per[v];
   }
@@ -328,51 +331,43 @@ int coop_cross_rows(const int32_t *parent, int32_t n, const std::vector<int> &la
 
 // The plan: among the schedules of coop_levels (est 0 or 1) and coop_list (where it takes fewer
 // steps than the levels), the one with the smallest product of steps (the time a system is
-// resident) and cells (its shared memory); then flags and targets from each row's lane and step.
+// resident) and cells (its shared memory), a schedule whose root cells the table can name first;
+// then flags and targets from each row's lane and step.
 int coop_build(const int32_t *parent, int32_t n, int L, CoopTree *t, se_error *err) {
-  std::vector<int> lane, step;
+  std::vector<int> lane, level, step; // the kept schedule (the list's rows all at level 0)
   long cost_best = -1;
   bool fits_best = false;
-  int MB = 0, levels = 0, bin_rows = 0, upper_rows = 0;
+  int MB = 0, levels = 0;
   for (int cand = 0; cand < 3; cand++) {
-    std::vector<int> la, le, st, sp;
-    int mb = 0, lv = 0, bins = 0, upper = 0;
+    std::vector<int> la, le, sp;
+    int mb = 0, lv = 0;
     if (cand < 2) {
+      std::vector<int> st;
       coop_levels(parent, n, L, cand, la, le, st);
       coop_level_steps(n, L, la, le, st, sp);
       for (int k : st)
         mb += k;
       lv = (int)st.size();
-      std::vector<int> rows((size_t)L, 0);
-      for (int32_t v = 0; v < n; v++)
-        if (le[v] == 0)
-          bins = std::max(bins, ++rows[la[v]]);
-        else
-          upper++;
     } else {
       mb = pad_steps(coop_list(parent, n, L, la, sp));
-      std::vector<int> rows((size_t)L, 0);
-      for (int32_t v = 0; v < n; v++)
-        bins = std::max(bins, ++rows[la[v]]);
+      // the list schedule only where it also takes fewer steps: its lanes run rows out of index
+      // order, so that the 128-byte lines a lane's copies fetch hold fewer of its next rows
+      // (session 9: small-low L 2 on block 16 84.4% of copy in 42 steps against 94.4% in the
+      // levels' 40, where the product of steps and cells had taken the list)
+      if (mb >= MB)
+        continue;
+      le.assign((size_t)n, 0);
     }
     bool fits = false;
     const long cost = (long)mb * (n + 2 + coop_cross_rows(parent, n, la, &fits));
-    // the list schedule only where it also takes fewer steps: its lanes run rows out of index
-    // order, so that the 128-byte lines a lane's copies fetch hold fewer of its next rows
-    // (session 9: small-low L 2 on block 16 84.4% of copy in 42 steps against 94.4% in the
-    // levels' 40, where the product of steps and cells had taken the list)
-    if (cand == 2 && mb >= MB)
-      continue;
-    // a schedule whose root cells the table can name first (else the check below refuses)
     if (cost_best < 0 || (fits && !fits_best) || (fits == fits_best && cost < cost_best)) {
       cost_best = cost;
       fits_best = fits;
       lane.swap(la);
+      level.swap(le);
       step.swap(sp);
       MB = mb;
       levels = lv;
-      bin_rows = bins;
-      upper_rows = upper;
     }
   }
   // root cells, grouped by parent
@@ -412,17 +407,23 @@ int coop_build(const int32_t *parent, int32_t n, int L, CoopTree *t, se_error *e
     if (arrived[v] >= 0)
       flags[arrived[v]] |= CF_INIT;
   for (int32_t v = 0; v < n; v++)
-    if (first_root[v] >= 4096 || n_roots[v] >= 2048)
+    if (first_root[v] >= COOP_MAX_FIRST_ROOT || n_roots[v] >= COOP_MAX_ROOTS)
       SE_FAIL(err, SE_ERR_UNSUPPORTED,
-              "COOP kernel: row %d has %d subtree roots from cell %d (at most 2047 from 4095)",
-              v, n_roots[v], first_root[v]);
+              "COOP kernel: row %d has %d subtree roots from cell %d (at most %d from %d)", v,
+              n_roots[v], first_root[v], COOP_MAX_ROOTS - 1, COOP_MAX_FIRST_ROOT - 1);
   t->L = L;
   t->n = n;
   t->K = (int)hanging.size();
   t->levels = levels;
   t->MB = MB;
-  t->bin_rows = bin_rows;
-  t->upper_rows = upper_rows;
+  t->bin_rows = 0;
+  t->upper_rows = 0;
+  std::vector<int> rows((size_t)L, 0); // rows of each lane at level 0
+  for (int32_t v = 0; v < n; v++)
+    if (level[v] == 0)
+      t->bin_rows = std::max(t->bin_rows, ++rows[lane[v]]);
+    else
+      t->upper_rows++;
   t->steps.assign((size_t)t->MB * L, make_int4(-1, 0, -1, -1));
   for (int32_t v = 0; v < n; v++)
     t->steps[(size_t)step[v] * L + lane[v]] =

@@ -8,11 +8,8 @@
 # device (run tool, carry .devkit): bash docs/bench/s9_l2_sharedcoef.sh
 source .devkit/env.sh
 B=/tmp/s9b
-rm -rf $B && mkdir -p $B && cp -r CMakeLists.txt cmake src io partition cuda include tests tools $B/
-(cd $B && patch -p1 < /dev/stdin) < docs/bench/s9_l2_sharedcoef.patch || { echo "patch failed"; exit 1; }
-(cd $B && cmake -B build -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DHDF5_ROOT="$HDF5_ROOT" >/dev/null && cmake --build build -j8 --target simengine-bench \
-  > build.log 2>&1 || { grep error build.log | head; echo "B build failed"; }) &
+tools/device/build_patched.sh docs/bench/s9_l2_sharedcoef.patch $B 8 simengine-bench ||
+  echo "B build failed" &
 tools/device/build.sh simengine-bench || { echo "build failed"; exit 1; }
 wait
 echo "built at ${SECONDS}s"

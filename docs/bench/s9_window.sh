@@ -7,11 +7,8 @@
 # root on the device (run tool, carry .devkit): bash docs/bench/s9_window.sh
 source .devkit/env.sh
 B=/tmp/s9w
-rm -rf $B && mkdir -p $B && cp -r CMakeLists.txt cmake src io partition cuda include tests tools $B/
-(cd $B && patch -p1 < /dev/stdin) < docs/bench/s9_window.patch || { echo "patch failed"; exit 1; }
-(cd $B && cmake -B build -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DHDF5_ROOT="$HDF5_ROOT" >/dev/null && cmake --build build -j16 --target simengine-bench \
-  > build.log 2>&1 || { grep error build.log | head; echo "B build failed"; })
+tools/device/build_patched.sh docs/bench/s9_window.patch $B 16 simengine-bench ||
+  echo "B build failed"
 echo "built at ${SECONDS}s"
 H=$OUT/s9_window.txt
 V=block4-auto,block8-auto,block16-auto
