@@ -106,6 +106,13 @@ static tree make_tree(const char *name, int32_t n) {
   return t;
 }
 
+/* The tree of a morphology (its parents copied). */
+static tree tree_of(const char *name, const se_morphology *m) {
+  tree t = make_tree(name, m->n_compartments);
+  memcpy(t.parent, m->parent, (size_t)m->n_compartments * sizeof *t.parent);
+  return t;
+}
+
 /* The systems of a batch, host side, FLAT layout (s n + i), and their reference solutions. */
 typedef struct systems {
   int32_t n;
@@ -743,8 +750,7 @@ typedef struct swc_gpu {
 
 static void check_gpu_swc_tree(void *ctx, const char *name, const se_morphology *m) {
   swc_gpu *k = ctx;
-  tree t = make_tree(name, m->n_compartments);
-  memcpy(t.parent, m->parent, (size_t)m->n_compartments * sizeof *t.parent);
+  tree t = tree_of(name, m);
   systems y = make_systems(&t, 64, 700 + (uint64_t)k->n);
   const layout_case *lc = &layouts[2]; /* block 32 */
   se_hines_batch *b = gpu_batch(k->st, &t, &y, lc);
@@ -1010,8 +1016,7 @@ static void check_swc_tree(void *ctx, const char *name, const se_morphology *m) 
   se_test_state *st = k->st;
   const layout_case block4 = {SE_HINES_LAYOUT_BLOCK, 4, "block4"};
   const layout_case *lcs[3] = {&layouts[1], &layouts[2], &block4}; /* full, block 32, block 4 */
-  tree t = make_tree(name, m->n_compartments);
-  memcpy(t.parent, m->parent, (size_t)m->n_compartments * sizeof *t.parent);
+  tree t = tree_of(name, m);
   systems y = make_systems(&t, 37, 900 + (uint64_t)k->n);
   const se_hines_stream_config sc = {128, 4, 1, -1}; /* the emulation takes explicit settings */
   emulate_one(st, &t, &y, &layouts[1], SE_HINES_KERNEL_FULL, NULL, &k->worst);
@@ -1079,9 +1084,7 @@ int main(int argc, char **argv) {
       fprintf(stderr, "%s\n", err.message);
       return 1;
     }
-    tree t = make_tree(classes[c], m.n_compartments);
-    memcpy(t.parent, m.parent, (size_t)m.n_compartments * sizeof *t.parent);
-    trees[n_trees++] = t;
+    trees[n_trees++] = tree_of(classes[c], &m);
     se_morphology_free(&m);
   }
   uint64_t rng = 2024;
