@@ -55,6 +55,11 @@ int se_cuda_rank_device(int node_local_rank, int gpus_per_rank, int k, int *devi
  * printed next to. Not collective. */
 int se_cuda_copy_bandwidth(size_t bytes, double *bytes_per_second, se_error *err);
 
+/* Measures the current device's time for one hh compartment-step (cnexp gate update at q10 and
+ * dt, then gna and gk) with every value in registers (seconds per compartment, best of several
+ * launches): the FP64 ceiling of hh rows, printed next to the byte floor. Not collective. */
+int se_cuda_hh_rate(double q10, double dt, double *seconds, se_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -56,6 +56,16 @@ int se_gpu_copy_bandwidth(int device, size_t bytes, double *bytes_per_second, se
 #endif
 }
 
+int se_gpu_hh_rate(int device, double q10, double dt, double *seconds, se_error *err) {
+#ifdef SIMENGINE_HAVE_CUDA
+  SE_CUDA_CHECK(err, cudaSetDevice(device));
+  return se_cuda_hh_rate(q10, dt, seconds, err);
+#else
+  SE_FAIL(err, SE_ERR_UNSUPPORTED, "no CUDA backend in this build (device %d, q10 %g, dt %g)",
+          device, q10, dt);
+#endif
+}
+
 int se_gpu_memory(int device, size_t *free_bytes, size_t *total_bytes, se_error *err) {
 #ifdef SIMENGINE_HAVE_CUDA
   SE_CUDA_CHECK(err, cudaSetDevice(device));

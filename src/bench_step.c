@@ -20,6 +20,8 @@ static const char *usage =
     "compartment-step and the ratio of the time to the step's byte floor at the measured copy\n"
     "bandwidth: the state read and written once (v, m, h, n: 64 B per hh compartment, v: 16 B\n"
     "per passive one) plus the constants read once (93 B per compartment of each morphology).\n"
+    "Next to it the FP64 floor of the hh rows: the time of one hh compartment-step with every\n"
+    "value in registers (measured in the same run) times the hh compartments, per compartment.\n"
     "\n"
     "Options:\n"
     "  --classes LIST   comma list (default: the six classes of paper 000)\n"
@@ -38,16 +40,26 @@ static const char *usage =
     "  --only LIST      comma list of the rows to run, by backend name without \"cuda \" (cpu,\n"
     "                   fused, phases, fused2, coop, branch, 1 thread, edd; default: all)\n";
 
-/* Bytes a step must move at least: state once in and out, constants once. */
-static double floor_bytes(const se_neuron_model *m, se_neurons_t e) {
+/* Bytes a step must move at least (state once in and out, constants once), and its hh
+ * compartments. */
+static double floor_bytes(const se_neuron_model *m, se_neurons_t e, double *n_hh) {
   double bytes = 0.0;
+  *n_hh = 0.0;
   for (int64_t c = 0; c < m->n_cells; c++) {
     int32_t mo = m->cell_morphology[c];
-    for (int64_t k = m->morph_offsets[mo]; k < m->morph_offsets[mo + 1]; k++)
+    for (int64_t k = m->morph_offsets[mo]; k < m->morph_offsets[mo + 1]; k++) {
       bytes += e->has_hh_copy[k] ? 64.0 : 16.0;
+      *n_hh += e->has_hh_copy[k] ? 1.0 : 0.0;
+    }
   }
   return bytes + 93.0 * (double)se_neuron_model_compartments(m);
 }
+
+/* The GPU's ceilings measured at start-up: copy bandwidth (bytes/s) and seconds per hh
+ * compartment-step with every value in registers; 0 without a GPU. */
+typedef struct gpu_ceilings {
+  double copy_bw, hh_seconds;
+} gpu_ceilings;
 
 /* Seconds per step over `steps` steps after one untimed step; spikes are drained so the GPU's
  * queued work is included. */
@@ -91,7 +103,7 @@ static int wanted(const char *only, const char *name) {
 /* Times `steps` steps of model's cells under each variant in `only` and prints (and writes to
  * csv) one row per variant. Returns 0 or 1 (message printed). */
 static int bench_rows(const char *label, const se_neuron_model *model, const variant *vs, int nv,
-                      const char *only, int steps, double gpu_bw, FILE *csv) {
+                      const char *only, int steps, gpu_ceilings gpu, FILE *csv) {
   double n_comp = 0.0;
   for (int64_t c = 0; c < model->n_cells; c++) {
     int32_t mo = model->cell_morphology[c];
@@ -106,7 +118,7 @@ static int bench_rows(const char *label, const se_neuron_model *model, const var
     opt.interleave_width = vs[k].width;
     opt.gpu_fused = vs[k].kernel;
     opt.gpu_edd_min_comp = vs[k].edd_min_comp;
-    const double bw = vs[k].backend == SE_BACKEND_CUDA ? gpu_bw : 0.0;
+    const double bw = vs[k].backend == SE_BACKEND_CUDA ? gpu.copy_bw : 0.0;
     se_neurons_t e = NULL;
     double per_step = -1.0;
     if (se_neurons_create(model, 0, model->n_cells, &opt, &e, &err) == SE_OK)
@@ -116,16 +128,20 @@ static int bench_rows(const char *label, const se_neuron_model *model, const var
       se_neurons_destroy(e);
       return 1;
     }
-    double fb = floor_bytes(model, e), ns = 1e9 * per_step / n_comp;
+    double n_hh, fb = floor_bytes(model, e, &n_hh), ns = 1e9 * per_step / n_comp;
     double floor_ns = bw > 0.0 ? 1e9 * fb / bw / n_comp : 0.0;
-    char ratio[32] = "-";
-    if (bw > 0.0)
+    double hh_ns = bw > 0.0 ? 1e9 * gpu.hh_seconds * n_hh / n_comp : 0.0;
+    char ratio[32] = "-", hh[32] = "-";
+    if (bw > 0.0) {
       snprintf(ratio, sizeof ratio, "%.2f", ns / floor_ns);
-    printf("%-11s %8lld %11.0f %-14s | %10.4f %9.4f %9s\n", label, (long long)model->n_cells,
-           n_comp, vs[k].name, ns, floor_ns, ratio);
+      snprintf(hh, sizeof hh, "%.4f", hh_ns);
+    }
+    printf("%-11s %8lld %11.0f %-14s | %10.4f %9.4f %9s %9s\n", label, (long long)model->n_cells,
+           n_comp, vs[k].name, ns, floor_ns, ratio, hh);
     if (csv)
-      fprintf(csv, "%s,%lld,%.0f,%s,%.5f,%.2f,%.1f,%.3f\n", label, (long long)model->n_cells,
-              n_comp, vs[k].name, ns, fb / n_comp, bw / 1e9, bw > 0.0 ? ns / floor_ns : 0.0);
+      fprintf(csv, "%s,%lld,%.0f,%s,%.5f,%.2f,%.1f,%.3f,%.5f\n", label, (long long)model->n_cells,
+              n_comp, vs[k].name, ns, fb / n_comp, bw / 1e9, bw > 0.0 ? ns / floor_ns : 0.0,
+              hh_ns);
     fflush(stdout);
     se_neurons_destroy(e);
   }
@@ -210,21 +226,24 @@ int se_bench_step(int argc, char **argv) {
     return 2;
   }
   se_error err = {0};
-  double gpu_bw = 0.0;
+  gpu_ceilings gpu = {0.0, 0.0};
   int gpus = se_gpu_count();
   if (gpus > 0) {
-    if (se_gpu_copy_bandwidth(0, (size_t)2 << 30, &gpu_bw, &err) != SE_OK) {
+    if (se_gpu_copy_bandwidth(0, (size_t)2 << 30, &gpu.copy_bw, &err) != SE_OK ||
+        se_gpu_hh_rate(0, 1.0, 0.025, &gpu.hh_seconds, &err) != SE_OK) {
       fprintf(stderr, "simengine-bench step: %s\n", err.message);
       return 1;
     }
     printf("device copy bandwidth (cudaMemcpy device to device, 2 GiB, read + write): %.1f GB/s\n",
-           gpu_bw / 1e9);
+           gpu.copy_bw / 1e9);
+    printf("hh compartment-step with every value in registers (FP64 work alone): %.4f ns\n",
+           1e9 * gpu.hh_seconds);
   } else {
     printf("no GPU visible: CPU rows only\n");
   }
   printf("CPU threads: %d\n\n", omp_get_max_threads());
-  printf("%-11s %8s %11s %-14s | %10s %9s %9s\n", "class", "neurons", "compartments", "backend",
-         "ns/comp", "floor ns", "x floor");
+  printf("%-11s %8s %11s %-14s | %10s %9s %9s %9s\n", "class", "neurons", "compartments",
+         "backend", "ns/comp", "floor ns", "x floor", "hh ns");
   FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
   if (csv_path && !csv) {
     fprintf(stderr, "simengine-bench step: cannot write '%s'\n", csv_path);
@@ -232,7 +251,7 @@ int se_bench_step(int argc, char **argv) {
   }
   if (csv)
     fprintf(csv, "class,neurons,compartments,backend,ns_per_comp_step,floor_bytes_per_comp,"
-                 "copy_GBps,times_floor\n");
+                 "copy_GBps,times_floor,hh_fp64_ns_per_comp\n");
   const se_backend_kind C = SE_BACKEND_CPU, G = SE_BACKEND_CUDA;
   /* the CPU row first when asked, GPU rows only with a GPU */
   const int first = with_cpu ? 0 : 1, last = gpus > 0 ? -1 : 1;
@@ -261,7 +280,7 @@ int se_bench_step(int argc, char **argv) {
       rc = 1;
       break;
     }
-    rc = bench_rows(cls, &model, SE_VARIANTS(per_class), only, (int)steps, gpu_bw, csv);
+    rc = bench_rows(cls, &model, SE_VARIANTS(per_class), only, (int)steps, gpu, csv);
     se_neuron_model_free(&model);
     se_morphology_free(&mo);
   }
@@ -272,7 +291,7 @@ int se_bench_step(int argc, char **argv) {
     if (rc)
       fprintf(stderr, "simengine-bench step: %s\n", err.message);
     else
-      rc = bench_rows("mixed", &model, SE_VARIANTS(per_mixed), only, (int)steps, gpu_bw, csv);
+      rc = bench_rows("mixed", &model, SE_VARIANTS(per_mixed), only, (int)steps, gpu, csv);
     se_neuron_model_free(&model);
   }
   if (!rc && huge_swc[0]) {
@@ -281,7 +300,7 @@ int se_bench_step(int argc, char **argv) {
     if (rc)
       fprintf(stderr, "simengine-bench step: %s\n", err.message);
     else
-      rc = bench_rows("huge", &model, SE_VARIANTS(per_huge), only, (int)huge_steps, gpu_bw,
+      rc = bench_rows("huge", &model, SE_VARIANTS(per_huge), only, (int)huge_steps, gpu,
                       csv);
     se_neuron_model_free(&model);
   }

@@ -12,43 +12,49 @@
 #define SE_HD
 #endif
 
-/* x / (exp(x/y) - 1) with its limit y (1 - x/y/2) near x = 0, as hh.mod's vtrap. */
-SE_HD static inline double se_hh_vtrap(double x, double y) {
-  double r = x / y;
-  return fabs(r) < 1e-6 ? y * (1.0 - r / 2.0) : x / (exp(r) - 1.0);
+/* x / (exp(x/y) - 1) with its limit y (1 - x/y/2) near x = 0, as hh.mod's vtrap; the caller
+ * passes 1/y too (the rates below multiply by the reciprocals of their constants). */
+SE_HD static inline double se_hh_vtrap(double x, double y, double inv_y) {
+  double r = x * inv_y;
+  return fabs(r) < 1e-6 ? y * (1.0 - 0.5 * r) : x / (exp(r) - 1.0);
 }
 
 /* hh.mod's temperature factor q10 = 3^((celsius - 6.3)/10). */
 SE_HD static inline double se_hh_q10(double celsius) { return pow(3.0, (celsius - 6.3) / 10.0); }
 
-/* Steady states and time constants (ms) of the m, h and n gates at voltage v. */
+/* Steady states and rates (1/tau in 1/ms, temperature factor included) of the m, h and n gates
+ * at voltage v. hh.mod's tau = 1/(q10 (alpha + beta)) is kept as its inverse so that the cnexp
+ * update multiplies by it: the same quantities with 6 divisions per compartment instead of 18
+ * (the GPU's hh rows are bound by FP64 work; docs/gpu.md "Session 10"). */
 typedef struct se_hh_rates {
-  double minf, mtau, hinf, htau, ninf, ntau;
+  double minf, mrate, hinf, hrate, ninf, nrate;
 } se_hh_rates;
 
 SE_HD static inline se_hh_rates se_hh_rates_at(double v, double q10) {
   se_hh_rates r;
-  double alpha = 0.1 * se_hh_vtrap(-(v + 40.0), 10.0);
-  double beta = 4.0 * exp(-(v + 65.0) / 18.0);
+  const double u = v + 65.0;
+  double alpha = 0.1 * se_hh_vtrap(-(v + 40.0), 10.0, 0.1);
+  double beta = 4.0 * exp(u * (-1.0 / 18.0));
   double sum = alpha + beta;
-  r.mtau = 1.0 / (q10 * sum);
+  r.mrate = q10 * sum;
   r.minf = alpha / sum;
-  alpha = 0.07 * exp(-(v + 65.0) / 20.0);
-  beta = 1.0 / (exp(-(v + 35.0) / 10.0) + 1.0);
+  alpha = 0.07 * exp(u * -0.05);
+  beta = 1.0 / (exp((v + 35.0) * -0.1) + 1.0);
   sum = alpha + beta;
-  r.htau = 1.0 / (q10 * sum);
+  r.hrate = q10 * sum;
   r.hinf = alpha / sum;
-  alpha = 0.01 * se_hh_vtrap(-(v + 55.0), 10.0);
-  beta = 0.125 * exp(-(v + 65.0) / 80.0);
+  alpha = 0.01 * se_hh_vtrap(-(v + 55.0), 10.0, 0.1);
+  beta = 0.125 * exp(u * -0.0125);
   sum = alpha + beta;
-  r.ntau = 1.0 / (q10 * sum);
+  r.nrate = q10 * sum;
   r.ninf = alpha / sum;
   return r;
 }
 
-/* cnexp (exponential Euler) update of one gate over dt: x += (1 - exp(-dt/tau)) (xinf - x). */
-SE_HD static inline double se_hh_cnexp(double x, double xinf, double tau, double dt) {
-  return x + (1.0 - exp(-dt / tau)) * (xinf - x);
+/* cnexp (exponential Euler) update of one gate over dt: x += (1 - exp(-dt/tau)) (xinf - x), with
+ * rate = 1/tau. */
+SE_HD static inline double se_hh_cnexp(double x, double xinf, double rate, double dt) {
+  return x + (1.0 - exp(-dt * rate)) * (xinf - x);
 }
 
 /* The cnexp update of the three gates over dt at the voltage v (rates at v, temperature factor
@@ -56,9 +62,9 @@ SE_HD static inline double se_hh_cnexp(double x, double xinf, double tau, double
 SE_HD static inline void se_hh_advance_gates(double v, double q10, double dt, double *m, double *h,
                                              double *n) {
   const se_hh_rates r = se_hh_rates_at(v, q10);
-  *m = se_hh_cnexp(*m, r.minf, r.mtau, dt);
-  *h = se_hh_cnexp(*h, r.hinf, r.htau, dt);
-  *n = se_hh_cnexp(*n, r.ninf, r.ntau, dt);
+  *m = se_hh_cnexp(*m, r.minf, r.mrate, dt);
+  *h = se_hh_cnexp(*h, r.hinf, r.hrate, dt);
+  *n = se_hh_cnexp(*n, r.ninf, r.nrate, dt);
 }
 
 #endif

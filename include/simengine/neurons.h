@@ -211,6 +211,12 @@ int se_gpu_count(void);
  * SE_ERR_UNSUPPORTED in a build without CUDA. Not collective. */
 int se_gpu_copy_bandwidth(int device, size_t bytes, double *bytes_per_second, se_error *err);
 
+/* Time of one hh compartment-step (the cnexp update of m, h, n at temperature factor q10 and step
+ * dt ms, then gna and gk) on CUDA device `device` with every value in registers, in seconds per
+ * compartment: the FP64 ceiling hh rows are printed next to. SE_ERR_UNSUPPORTED in a build
+ * without CUDA. Not collective. */
+int se_gpu_hh_rate(int device, double q10, double dt, double *seconds, se_error *err);
+
 /* The device of a rank's k-th GPU: (node_local_rank * gpus_per_rank + k) modulo the visible
  * devices, so the ranks of a node spread over its GPUs. SE_ERR_UNSUPPORTED in a build without
  * CUDA. Not collective. */
