@@ -1,6 +1,6 @@
 // CUDA support shared by the CUDA backends (see se_cuda.h).
 #include "se_cuda.h"
-#include "hh.h"
+#include "neurons_stream.h"
 
 extern "C" int se_cuda_device_count(void) {
   int n = 0;
@@ -22,49 +22,64 @@ extern "C" int se_cuda_rank_device(int node_local_rank, int gpus_per_rank, int k
   return SE_OK;
 }
 
-extern "C" int se_cuda_copy_bandwidth(size_t bytes, double *bytes_per_second, se_error *err) {
-  void *a = nullptr, *b = nullptr;
+// Times reps launches of launch() on the current device with events and sets *best_ms to the
+// fastest but the first (which warms up); `what` names the work in the error message.
+template <class Launch>
+static int best_time_ms(Launch launch, int reps, const char *what, float *best_ms, se_error *err) {
   cudaEvent_t start = nullptr, stop = nullptr;
-  float best_ms = 1e30f;
   int rc = SE_OK;
-  if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess) {
-    rc = se_error_set(err, SE_ERR_CUDA, __FILE__, __LINE__, __func__,
-                      "cudaMalloc of 2 x %zu bytes for the copy bandwidth failed", bytes);
-    goto done;
-  }
-  if (cudaMemset(a, 1, bytes) != cudaSuccess || cudaEventCreate(&start) != cudaSuccess ||
-      cudaEventCreate(&stop) != cudaSuccess) {
-    rc = se_error_set(err, SE_ERR_CUDA, __FILE__, __LINE__, __func__, "%s",
+  *best_ms = 1e30f;
+  if (cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&stop) != cudaSuccess) {
+    rc = se_error_set(err, SE_ERR_CUDA, __FILE__, __LINE__, __func__, "events for %s: %s", what,
                       cudaGetErrorString(cudaGetLastError()));
     goto done;
   }
-  for (int rep = 0; rep < 10; rep++) {
+  for (int rep = 0; rep < reps; rep++) {
     cudaEventRecord(start);
-    cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice);
+    launch();
     cudaEventRecord(stop);
-    if (cudaEventSynchronize(stop) != cudaSuccess) {
-      rc = se_error_set(err, SE_ERR_CUDA, __FILE__, __LINE__, __func__, "copy failed: %s",
+    if (cudaGetLastError() != cudaSuccess || cudaEventSynchronize(stop) != cudaSuccess) {
+      rc = se_error_set(err, SE_ERR_CUDA, __FILE__, __LINE__, __func__, "%s failed: %s", what,
                         cudaGetErrorString(cudaGetLastError()));
       goto done;
     }
     float ms = 0.0f;
     cudaEventElapsedTime(&ms, start, stop);
-    if (rep > 0 && ms < best_ms) // the first copy warms up
-      best_ms = ms;
+    if (rep > 0 && ms < *best_ms)
+      *best_ms = ms;
   }
-  *bytes_per_second = 2.0 * (double)bytes / (best_ms * 1e-3);
 done:
   if (start)
     cudaEventDestroy(start);
   if (stop)
     cudaEventDestroy(stop);
+  return rc;
+}
+
+extern "C" int se_cuda_copy_bandwidth(size_t bytes, double *bytes_per_second, se_error *err) {
+  void *a = nullptr, *b = nullptr;
+  float best_ms = 0.0f;
+  int rc = SE_OK;
+  if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess) {
+    rc = se_error_set(err, SE_ERR_CUDA, __FILE__, __LINE__, __func__,
+                      "cudaMalloc of 2 x %zu bytes for the copy bandwidth failed", bytes);
+  } else if (cudaMemset(a, 1, bytes) != cudaSuccess) {
+    rc = se_error_set(err, SE_ERR_CUDA, __FILE__, __LINE__, __func__, "%s",
+                      cudaGetErrorString(cudaGetLastError()));
+  } else {
+    rc = best_time_ms([&] { cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice); }, 10,
+                      "device-to-device copy", &best_ms, err);
+    if (rc == SE_OK)
+      *bytes_per_second = 2.0 * (double)bytes / (best_ms * 1e-3);
+  }
   cudaFree(a);
   cudaFree(b);
   return rc;
 }
 
 // Four hh compartments per thread, every value in registers, `iters` steps each at voltages that
-// sweep -70..40 mV as a spiking cell's do: the FP64 work of hh rows without their bytes.
+// sweep -70..40 mV as a spiking cell's do: the FP64 work of hh rows (se_stream_hh, as the step
+// kernels call it) without their bytes.
 __global__ void hh_rate_kernel(int iters, double q10, double dt, double *out) {
   constexpr int R = 4; // independent rows per thread, as the step kernels' threads have
   const long t = blockIdx.x * (long)blockDim.x + threadIdx.x;
@@ -79,10 +94,9 @@ __global__ void hh_rate_kernel(int iters, double q10, double dt, double *out) {
   for (int k = 0; k < iters; k++)
 #pragma unroll
     for (int r = 0; r < R; r++) {
-      se_hh_advance_gates(v[r], q10, dt, &m[r], &h[r], &n[r]);
-      const double mm = m[r], nn = n[r], gna = 0.12 * mm * mm * mm * h[r];
-      const double gk = 0.036 * nn * nn * nn * nn;
-      acc += gna * 50.0 - gk * 77.0 + (gna + gk);
+      double dg = 0.0;
+      se_stream_hh(v[r], &m[r], &h[r], &n[r], 1, dt, q10, 0.12, 0.036, 50.0, -77.0, &acc, &dg);
+      acc += dg;
       v[r] = v[r] > 40.0 ? v[r] - 110.0 : v[r] + 1.3;
     }
   out[t] = acc; // keeps the work
@@ -92,38 +106,13 @@ extern "C" int se_cuda_hh_rate(double q10, double dt, double *seconds, se_error 
   int sms = 0;
   SE_CUDA_CHECK(err, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const int block = 128, grid = 16 * sms, iters = 100, rows = 4;
-  const double updates = (double)grid * block * iters * rows;
   double *out = nullptr;
-  cudaEvent_t start = nullptr, stop = nullptr;
-  float best_ms = 1e30f;
-  int rc = SE_OK;
-  if (cudaMalloc(&out, sizeof(double) * grid * block) != cudaSuccess ||
-      cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&stop) != cudaSuccess) {
-    rc = se_error_set(err, SE_ERR_CUDA, __FILE__, __LINE__, __func__,
-                      "setting up the hh rate measurement: %s",
-                      cudaGetErrorString(cudaGetLastError()));
-    goto done;
-  }
-  for (int rep = 0; rep < 4; rep++) {
-    cudaEventRecord(start);
-    hh_rate_kernel<<<grid, block>>>(iters, q10, dt, out);
-    cudaEventRecord(stop);
-    if (cudaEventSynchronize(stop) != cudaSuccess) {
-      rc = se_error_set(err, SE_ERR_CUDA, __FILE__, __LINE__, __func__,
-                        "hh rate kernel failed: %s", cudaGetErrorString(cudaGetLastError()));
-      goto done;
-    }
-    float ms = 0.0f;
-    cudaEventElapsedTime(&ms, start, stop);
-    if (rep > 0 && ms < best_ms) // the first launch warms up
-      best_ms = ms;
-  }
-  *seconds = best_ms * 1e-3 / updates;
-done:
-  if (start)
-    cudaEventDestroy(start);
-  if (stop)
-    cudaEventDestroy(stop);
+  float best_ms = 0.0f;
+  SE_CUDA_CHECK(err, cudaMalloc(&out, sizeof(double) * grid * block));
+  int rc = best_time_ms([&] { hh_rate_kernel<<<grid, block>>>(iters, q10, dt, out); }, 4,
+                        "hh rate kernel", &best_ms, err);
+  if (rc == SE_OK)
+    *seconds = best_ms * 1e-3 / ((double)grid * block * iters * rows);
   cudaFree(out);
   return rc;
 }
