@@ -13,10 +13,9 @@
 #endif
 
 /* x / (exp(x/y) - 1) with its limit y (1 - x/y/2) near x = 0, as hh.mod's vtrap; the caller
- * passes 1/y too (the rates below multiply by the reciprocals of their constants). */
-SE_HD static inline double se_hh_vtrap(double x, double y, double inv_y) {
-  double r = x * inv_y;
-  return fabs(r) < 1e-6 ? y * (1.0 - 0.5 * r) : x / (exp(r) - 1.0);
+ * passes r = x/y and exp_r = exp(r) (the rates below share their exponentials). */
+SE_HD static inline double se_hh_vtrap(double x, double y, double r, double exp_r) {
+  return fabs(r) < 1e-6 ? y * (1.0 - 0.5 * r) : x / (exp_r - 1.0);
 }
 
 /* hh.mod's temperature factor q10 = 3^((celsius - 6.3)/10). */
@@ -25,26 +24,35 @@ SE_HD static inline double se_hh_q10(double celsius) { return pow(3.0, (celsius 
 /* Steady states and rates (1/tau in 1/ms, temperature factor included) of the m, h and n gates
  * at voltage v. hh.mod's tau = 1/(q10 (alpha + beta)) is kept as its inverse so that the cnexp
  * update multiplies by it: the same quantities with 6 divisions per compartment instead of 18
- * (the GPU's hh rows are bound by FP64 work; docs/gpu.md "Session 10"). */
+ * (the GPU's hh rows are bound by FP64 work; docs/gpu.md "Session 10"). hh.mod's six
+ * exponentials are three here: with E = exp(-(v+40)/10) and F = exp(-(v+65)/80),
+ * exp(-(v+35)/10) = E e^0.5, exp(-(v+55)/10) = E e^-1.5 and exp(-(v+65)/20) = F^4 (session 11;
+ * tests/test_hh_forms.c checks them against hh.mod's form). */
 typedef struct se_hh_rates {
   double minf, mrate, hinf, hrate, ninf, nrate;
 } se_hh_rates;
 
+/* exp(0.5) and exp(-1.5), rounded to double. */
+#define SE_HH_EXP_HALF 1.6487212707001282
+#define SE_HH_EXP_MINUS_1_5 0.22313016014842982
+
 SE_HD static inline se_hh_rates se_hh_rates_at(double v, double q10) {
   se_hh_rates r;
   const double u = v + 65.0;
-  double alpha = 0.1 * se_hh_vtrap(-(v + 40.0), 10.0, 0.1);
+  const double r40 = (v + 40.0) * -0.1, r55 = (v + 55.0) * -0.1;
+  const double e40 = exp(r40), f = exp(u * -0.0125), f2 = f * f;
+  double alpha = 0.1 * se_hh_vtrap(-(v + 40.0), 10.0, r40, e40);
   double beta = 4.0 * exp(u * (-1.0 / 18.0));
   double sum = alpha + beta;
   r.mrate = q10 * sum;
   r.minf = alpha / sum;
-  alpha = 0.07 * exp(u * -0.05);
-  beta = 1.0 / (exp((v + 35.0) * -0.1) + 1.0);
+  alpha = 0.07 * (f2 * f2);
+  beta = 1.0 / (e40 * SE_HH_EXP_HALF + 1.0);
   sum = alpha + beta;
   r.hrate = q10 * sum;
   r.hinf = alpha / sum;
-  alpha = 0.01 * se_hh_vtrap(-(v + 55.0), 10.0, 0.1);
-  beta = 0.125 * exp(u * -0.0125);
+  alpha = 0.01 * se_hh_vtrap(-(v + 55.0), 10.0, r55, e40 * SE_HH_EXP_MINUS_1_5);
+  beta = 0.125 * f;
   sum = alpha + beta;
   r.nrate = q10 * sum;
   r.ninf = alpha / sum;
