@@ -163,13 +163,17 @@ static double copy_bandwidth() { // GB/s of a 2 GiB device-to-device copy, read 
 int main(int argc, char **argv) {
   if (argc < 5) {
     fprintf(stderr, "usage: %s solve|step DATA.txt CLASS OUT.cu [lanes 4] [register rows 64] "
-                    "[cells 256000] [window 8]\n", argv[0]);
+                    "[cells 256000] [window 8] [variant 0]\n", argv[0]);
     return 2;
   }
   const std::string mode = argv[1], name = argv[3];
   const int lanes = argc > 5 ? atoi(argv[5]) : 4, reg_rows = argc > 6 ? atoi(argv[6]) : 64;
   const long cells = argc > 7 ? atol(argv[7]) : 256000;
   const int window = argc > 8 ? atoi(argv[8]) : 8; // step: a compiler barrier every `window` rows
+  // step: 0 as session 9 (v loaded where its row is assembled, hh inline); 1 (session 11): every
+  // v and the hh rows' m, h, n copied into shared memory at once (cp.async, the hh rows' group
+  // first), the hh rows computed first (independent: ILP), then the solve from shared memory
+  const int variant = argc > 9 ? atoi(argv[9]) : 0;
   const Morph mo = read_morph(argv[2], name);
   const int n = (int)mo.parent.size();
   if (n == 0 || (mode != "solve" && mode != "step")) {
@@ -361,13 +365,54 @@ int main(int argc, char **argv) {
     }
   std::string out;
   auto V = [&](int i) { return "v[(long)" + str(i) + " * S + c]"; };
+  // variant 1: slot i of sy holds v_i, then y_i, then x_i; the hh state after the N rows
+  if (variant == 1) {
+    for (int i = 0; i < n; i++)
+      if (hh[i]) {
+        const std::string j = str(hh_index[i]), I = str(i);
+        out += "  copy8_async(&sy[" + I + " * 32 + t], &" + V(i) + ");\n";
+        for (int q = 0; q < 3; q++)
+          out += std::string("  copy8_async(&sy[(N + 3 * ") + j + " + " + str(q) + ") * 32 + t], &g" +
+                 "mhn"[q] + "[(long)" + j + " * S + c]);\n";
+      }
+    out += "  copy_commit();\n";
+    for (int i = 0; i < n; i++)
+      if (!hh[i])
+        out += "  copy8_async(&sy[" + str(i) + " * 32 + t], &" + V(i) + ");\n";
+    out += "  copy_commit();\n  copy_wait<1>();\n";
+    int hk = 0;
+    for (int i : order) {
+      if (!hh[i])
+        continue;
+      if (hk > 0 && hk % 4 == 0)
+        out += "  asm volatile(\"\" ::: \"memory\");\n";
+      const std::string j = str(hh_index[i]), I = str(i);
+      out += "  const double v" + I + " = sy[" + I + " * 32 + t];\n";
+      out += "  double bx" + I + " = 0.0, dg" + I + " = 0.0;\n  {\n";
+      out += "    double m = sy[(N + 3 * " + j + ") * 32 + t], h = sy[(N + 3 * " + j +
+             " + 1) * 32 + t], n = sy[(N + 3 * " + j + " + 2) * 32 + t];\n";
+      out += "    se_stream_hh(v" + I + ", &m, &h, &n, update, " + num(dt) + ", 1.0, " +
+             num(gna[i]) + ", " + num(gk[i]) + ", 50.0, -77.0, &bx" + I + ", &dg" + I + ");\n";
+      out += "    gm[" + j + " * S + c] = m; gh[" + j + " * S + c] = h; gn[" + j +
+             " * S + c] = n;\n  }\n";
+      hk++;
+    }
+    out += "  copy_wait<0>();\n";
+  }
   int emitted = 0;
   for (int i : order) { // backward: assemble and eliminate row i
     if (window > 0 && ++emitted % window == 0) // keeps every v load from being hoisted (spills)
       out += "  asm volatile(\"\" ::: \"memory\");\n";
     std::string b = "fma(" + num(a[i]) + ", v" + str(i) + ", " + num(cst[i]) + ")";
-    out += "  const double v" + str(i) + " = " + V(i) + ";\n";
-    if (hh[i]) {
+    if (variant == 1) {
+      if (!hh[i])
+        out += "  const double v" + str(i) + " = sy[" + str(i) + " * 32 + t];\n";
+    } else {
+      out += "  const double v" + str(i) + " = " + V(i) + ";\n";
+    }
+    if (hh[i] && variant == 1) {
+      b = "(" + b + " + bx" + str(i) + ")";
+    } else if (hh[i]) {
       const std::string j = str(hh_index[i]);
       out += "  double bx" + str(i) + " = 0.0, dg" + str(i) + " = 0.0;\n  {\n";
       out += "    double m = gm[" + j + " * S + c], h = gh[" + j + " * S + c], n = gn[" + j +
@@ -405,8 +450,10 @@ int main(int argc, char **argv) {
              Y(i, true) + ");\n";
     out += "  " + V(i) + " = " + Y(i, true) + ";\n";
   }
-  fprintf(f, "#include \"hh.h\"\n");
+  fprintf(f, "#include \"hh.h\"\n#include \"async_copy.cuh\"\n");
   fprintf(f, "static const int NHH = %d;\n", n_hh);
+  // shared-memory slots per thread: y (variant 0); v, y, x and the hh state (variant 1)
+  fprintf(f, "static const int SLOTS = %d;\n", variant == 1 ? n + 3 * n_hh : n);
   fprintf(f, "%s", R"(__host__ __device__ static inline void se_stream_hh(double v, double *m, double *h,
     double *n, int update, double dt, double q10, double gnabar, double gkbar, double ena,
     double ek, double *b, double *dg) { // as src/neurons_stream.h
@@ -461,7 +508,7 @@ int main(int argc, char **argv) {
   for (long c = 0; c < S; c++) amp[c] = 0.2 + 0.3 * (double)(c % 7) / 7.0;
   const long cells[3] = {0, 1, S - 1};
   if (host_only) {
-    std::vector<double> sy((size_t)N * 32), cv(N), cm_(NHH + 1), ch(NHH + 1), cn(NHH + 1);
+    std::vector<double> sy((size_t)SLOTS * 32), cv(N), cm_(NHH + 1), ch(NHH + 1), cn(NHH + 1);
     double dv = 0.0, vmax = -1e9;
     for (int k = 0; k < 3; k++) {
       std::fill(cv.begin(), cv.end(), -65.0); std::fill(cm_.begin(), cm_.end(), r0.minf);
@@ -484,7 +531,7 @@ int main(int argc, char **argv) {
   CK(cudaMemcpy(h, hh_.data(), hm.size() * 8, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(n, hn.data(), hm.size() * 8, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(am, amp.data(), S * 8, cudaMemcpyHostToDevice));
-  const int smem = N * 32 * 8;
+  const int smem = SLOTS * 32 * 8;
   CK(cudaFuncSetAttribute(step, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   const unsigned blocks = (unsigned)((S + 31) / 32);
   // the host copies of three cells
