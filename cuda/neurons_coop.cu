@@ -224,7 +224,7 @@ __global__ void __launch_bounds__(32, SE_COOP_MAX_WARPS_PER_SM)
       continue;
     double m = r.m, h = r.h, n = r.n, b = 0.0, dg = 0.0;
     double bh = at(B, r.q4.y); // the clamps' current (phase 0)
-    se_stream_hh(r.v, &m, &h, &n, update, d.dt, d.q10, r.gk.x, r.gk.y, r.e.x, r.e.y, &b, &dg);
+    se_hh_row_terms(r.v, &m, &h, &n, update, d.dt, d.q10, r.gk.x, r.gk.y, r.e.x, r.e.y, &b, &dg);
     if (update) {
       Mg[(int64_t)i * W] = m;
       Hg[(int64_t)i * W] = h;

@@ -7,6 +7,7 @@
 
 #include "neurons_branch.h"
 #include "neurons_coop_cuda.h"
+#include "neurons_gen.h"
 #include "neurons_cuda.h"
 #include "se_cuda.h"
 #include "se_env.h"
@@ -33,6 +34,7 @@ typedef struct cuda_data {
   int kernel;                 /* SE_GPU_KERNEL_*, auto resolved */
   se_neurons_branch *branch;  /* the branch step's plans and maps (kernel BRANCH) */
   se_coop_device coop;        /* the coop step's plans (kernel COOP) */
+  se_gen_step gen;            /* the generated step kernel (kernel GEN) */
 } cuda_data;
 
 int se_neurons_cuda_upload(void *dst_ptr, const void *src, size_t bytes, se_error *err) {
@@ -291,6 +293,8 @@ static int attach_groups(se_neurons_t e, cuda_data *cd, se_error *err) {
     SE_TRY(attach_stream(e, cd, err));
   else if (cd->kernel == SE_GPU_KERNEL_COOP)
     SE_TRY(se_neurons_coop_attach(e, cd->device, d, &cd->coop, err));
+  else if (cd->kernel == SE_GPU_KERNEL_GEN)
+    SE_TRY(se_neurons_gen_attach(e, cd->device, d, &cd->gen, err));
   return SE_OK;
 }
 
@@ -363,6 +367,7 @@ static void detach_cuda(se_neurons_t e) {
   cudaFreeHost(cd->pinned_frame);
   se_neurons_branch_destroy(cd->branch);
   se_neurons_coop_free(&cd->coop);
+  se_neurons_gen_free(&cd->gen);
   if (cd->compute)
     cudaStreamDestroy(cd->compute);
   if (cd->copy)
@@ -420,6 +425,9 @@ static int step_cuda(se_neurons_t e, se_error *err) {
     cd->gates_pending = 1;
   } else if (cd->kernel == SE_GPU_KERNEL_COOP) { /* defers the gate update as fused2 */
     rc = se_neurons_cuda_step_coop(&cd->dev, &cd->coop, e->t, cd->gates_pending, cd->compute);
+    cd->gates_pending = 1;
+  } else if (cd->kernel == SE_GPU_KERNEL_GEN) { /* defers the gate update as fused2 */
+    rc = se_neurons_gen_launch(&cd->gen, &cd->dev, e->t, cd->gates_pending, cd->compute);
     cd->gates_pending = 1;
   } else if (cd->kernel == SE_GPU_KERNEL_FUSED) {
     rc = se_neurons_cuda_step_fused(&cd->dev, e->t, cd->compute);

@@ -221,7 +221,7 @@ __device__ __noinline__ stream_hh_out stream_hh_row(double v, double m, double h
   o.n = n;
   o.b = 0.0;
   o.dg = 0.0;
-  se_stream_hh(v, &o.m, &o.h, &o.n, update, dt, q10, gnabar, gkbar, ena, ek, &o.b, &o.dg);
+  se_hh_row_terms(v, &o.m, &o.h, &o.n, update, dt, q10, gnabar, gkbar, ena, ek, &o.b, &o.dg);
   return o;
 }
 
@@ -426,7 +426,7 @@ __global__ void stream_finish(const se_neurons_device d) {
 
 // ---- branch step (SE_GPU_KERNEL_BRANCH; cuda/neurons_branch.h, docs/gpu.md) ---------------------
 // Per-slot kernels around the branch-level (and EDD) solves; the v-form row as in fused2
-// (se_stream_hh with the gates current, se_stream_eliminate's b = a v + c + bx), with no
+// (se_hh_row_terms with the gates current, se_stream_eliminate's b = a v + c + bx), with no
 // neighbour access.
 
 __global__ void branch_assemble(const se_neurons_device d) {
@@ -440,7 +440,7 @@ __global__ void branch_assemble(const se_neurons_device d) {
   double bx = 0.0, dg = 0.0;
   if (fl & SE_SLOT_HH) {
     double m = d.m[s], h = d.h[s], n = d.n[s];
-    se_stream_hh(v, &m, &h, &n, 0, d.dt, d.q10, d.slot_gna[s], d.slot_gk[s], d.slot_ena[s],
+    se_hh_row_terms(v, &m, &h, &n, 0, d.dt, d.q10, d.slot_gna[s], d.slot_gk[s], d.slot_ena[s],
                  d.slot_ek[s], &bx, &dg);
   }
   d.rhs[s] = d.slot_a[s] * v + d.slot_c[s] + bx;

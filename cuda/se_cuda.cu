@@ -78,7 +78,7 @@ extern "C" int se_cuda_copy_bandwidth(size_t bytes, double *bytes_per_second, se
 }
 
 // Four hh compartments per thread, every value in registers, `iters` steps each at voltages that
-// sweep -70..40 mV as a spiking cell's do: the FP64 work of hh rows (se_stream_hh, as the step
+// sweep -70..40 mV as a spiking cell's do: the FP64 work of hh rows (se_hh_row_terms, as the step
 // kernels call it) without their bytes.
 __global__ void hh_rate_kernel(int iters, double q10, double dt, double *out) {
   constexpr int R = 4; // independent rows per thread, as the step kernels' threads have
@@ -95,7 +95,7 @@ __global__ void hh_rate_kernel(int iters, double q10, double dt, double *out) {
 #pragma unroll
     for (int r = 0; r < R; r++) {
       double dg = 0.0;
-      se_stream_hh(v[r], &m[r], &h[r], &n[r], 1, dt, q10, 0.12, 0.036, 50.0, -77.0, &acc, &dg);
+      se_hh_row_terms(v[r], &m[r], &h[r], &n[r], 1, dt, q10, 0.12, 0.036, 50.0, -77.0, &acc, &dg);
       acc += dg;
       v[r] = v[r] > 40.0 ? v[r] - 110.0 : v[r] + 1.3;
     }

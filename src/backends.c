@@ -87,8 +87,9 @@ void se_gpu_bytes_estimate(int64_t *per_compartment, int64_t *per_cell,
 }
 
 const char *se_gpu_kernel_name(int kernel) {
-  static const char *const names[] = {"phases", "fused", "fused2", "branch", "auto", "coop"};
-  return kernel >= 0 && kernel <= SE_GPU_KERNEL_COOP ? names[kernel] : NULL;
+  static const char *const names[] = {"phases", "fused", "fused2", "branch",
+                                      "auto",   "coop",  "gen"};
+  return kernel >= 0 && kernel <= SE_GPU_KERNEL_GEN ? names[kernel] : NULL;
 }
 
 const char *se_neurons_step_name(se_neurons_t engine) {

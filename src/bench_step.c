@@ -38,7 +38,7 @@ static const char *usage =
     "  --huge-max-length UM   longest compartment of the huge cell (default 0.5)\n"
     "  --huge-steps N   timed steps of the huge cell (default 10)\n"
     "  --only LIST      comma list of the rows to run, by backend name without \"cuda \" (cpu,\n"
-    "                   fused, phases, fused2, coop, branch, 1 thread, edd; default: all)\n";
+    "                   fused, phases, fused2, coop, gen, branch, 1 thread, edd; default: all)\n";
 
 /* Bytes a step must move at least (state once in and out, constants once), and its hh
  * compartments. */
@@ -260,6 +260,7 @@ int se_bench_step(int argc, char **argv) {
                                {"cuda phases", G, SE_GPU_KERNEL_PHASES, 32, 0},
                                {"cuda fused2", G, SE_GPU_KERNEL_FUSED2, 32, 0},
                                {"cuda coop", G, SE_GPU_KERNEL_COOP, 32, 0},
+                               {"cuda gen", G, SE_GPU_KERNEL_GEN, 32, 0},
                                {"cuda branch", G, SE_GPU_KERNEL_BRANCH, 32, 0}};
   const variant per_mixed[] = {{"cpu", C, SE_GPU_KERNEL_FUSED, 8, 0},
                                {"cuda fused2", G, SE_GPU_KERNEL_FUSED2, 32, 0},

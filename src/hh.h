@@ -75,4 +75,20 @@ SE_HD static inline void se_hh_advance_gates(double v, double q10, double dt, do
   *n = se_hh_cnexp(*n, r.ninf, r.nrate, dt);
 }
 
+/* hh at a row: with update, the deferred cnexp update of the gates at v (the v^{n} the previous
+ * step produced), then the conductances gna = gnabar m^3 h, gk = gkbar n^4: adds their
+ * e-terms to *b and their sum to *dg. */
+SE_HD static inline void se_hh_row_terms(double v, double *m, double *h, double *n, int update,
+                                         double dt, double q10, double gnabar, double gkbar,
+                                         double ena, double ek, double *b, double *dg) {
+  if (update) {
+    se_hh_advance_gates(v, q10, dt, m, h, n);
+  }
+  const double mm = *m, nn = *n;
+  const double gna = gnabar * mm * mm * mm * *h;
+  const double gk = gkbar * nn * nn * nn * nn;
+  *b += gna * ena + gk * ek;
+  *dg = gna + gk;
+}
+
 #endif

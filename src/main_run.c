@@ -36,11 +36,13 @@ static const char *usage =
     "  --gpus N                 GPUs per rank (default: the node's visible GPUs shared out over\n"
     "                           its ranks, at least 1 when there is one; 0 = CPU only). Rank r of\n"
     "                           a node uses devices (r * N + k) mod (visible devices).\n"
-    "  --gpu-kernel fused|phases|fused2|coop|branch|auto\n"
+    "  --gpu-kernel fused|phases|fused2|coop|gen|branch|auto\n"
     "                           one fused kernel per step, three kernels (assembly, solve,\n"
     "                           update), the streaming fused kernel (one backward and one forward\n"
     "                           pass per step), coop (fused2's step, 4-8 threads per cell, all on\n"
-    "                           chip), every cell its own tree (branch-level solve, EDD for cells\n"
+    "                           chip), gen (fused2's step written out for the population's one\n"
+    "                           morphology and compiled at start-up, one thread per cell),\n"
+    "                           every cell its own tree (branch-level solve, EDD for cells\n"
     "                           of 10000+ compartments), or auto: branch when same-\n"
     "                           morphology groups fill < 16 of 32 lanes or a cell is that large,\n"
     "                           else coop when cells have <= 400 compartments, else fused2\n"
@@ -240,7 +242,7 @@ static int parse_options(int argc, char **argv, run_options *o, int rank, se_err
         o->engine.gpu_fused = k;
       else {
         se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__,
-                     "--gpu-kernel '%s': expected fused, phases, fused2, coop, branch or auto",
+                     "--gpu-kernel '%s': expected fused, phases, fused2, coop, gen, branch or auto",
                      next);
         return 2;
       }

@@ -409,7 +409,7 @@ int se_coop_reference_step(struct se_neurons *e, const se_coop_tables *tab, int 
           double m = M[i * W], h = H[i * W], n = N[i * W], b = 0.0, dg = 0.0;
           double bx = S[slot_of(q[4 * L].i[1], G)];
           const double v = V[i * W];
-          se_stream_hh(v, &m, &h, &n, update_gates, e->dt, e->q10, q[0].d[0], q[0].d[1],
+          se_hh_row_terms(v, &m, &h, &n, update_gates, e->dt, e->q10, q[0].d[0], q[0].d[1],
                        q[L].d[0], q[L].d[1], &b, &dg);
           M[i * W] = m;
           H[i * W] = h;

@@ -196,7 +196,7 @@ int se_stream_reference_step(struct se_neurons *e, const se_stream_tables *tab, 
         const double v = e->v[s];
         double bx = istim[s], dg = 0.0;
         if (meta & SE_STREAM_HH)
-          se_stream_hh(v, &e->m[s], &e->h[s], &e->n[s], update_gates, e->dt, e->q10, e->gna[k],
+          se_hh_row_terms(v, &e->m[s], &e->h[s], &e->n[s], update_gates, e->dt, e->q10, e->gna[k],
                        e->gk[k], e->ena[k], e->ek[k], &bx, &dg);
         double ab = 0.0, ad = 0.0;
         if (meta & SE_STREAM_OWN)

@@ -79,22 +79,6 @@ typedef struct se_stream_tables {
 int se_stream_build(const struct se_neurons *e, se_stream_tables *tab, se_error *err);
 void se_stream_free(se_stream_tables *tab);
 
-/* hh at a row: with update, the deferred cnexp update of the gates at v (the v^{n} the previous
- * step produced), then the conductances gna = gnabar m^3 h, gk = gkbar n^4: adds their
- * e-terms to *b and their sum to *dg. */
-SE_HD static inline void se_stream_hh(double v, double *m, double *h, double *n, int update,
-                                      double dt, double q10, double gnabar, double gkbar,
-                                      double ena, double ek, double *b, double *dg) {
-  if (update) {
-    se_hh_advance_gates(v, q10, dt, m, h, n);
-  }
-  const double mm = *m, nn = *n;
-  const double gna = gnabar * mm * mm * mm * *h;
-  const double gk = gkbar * nn * nn * nn * nn;
-  *b += gna * ena + gk * ek;
-  *dg = gna + gk;
-}
-
 /* The eliminated row: y = b'/d', f = g/d', and what goes to the parent (push_b = g y,
  * push_d = g f, the latter 0 for DCONST rows whose term is folded into the table). */
 typedef struct se_stream_elim {

@@ -7,7 +7,11 @@
 #             data/morphologies (3 cells each);
 #   distinct: every cell its own shape (each SWC once, four seeds of each class);
 #   huge:     EC2-609291-4 and c91662 refined to 1 um compartments (43 520 and 15 422: through
-#             EDD), with a small cell beside them (through the branch plan).
+#             EDD), with a small cell beside them (through the branch plan);
+#   mono-*:   one morphology per population for the generated kernel (gen): 100 cells of
+#             small-low (one clamp at the soma of every cell, one more on compartment 10 of cell
+#             3: their currents in registers), of medium-high (the same), and 64 copies of
+#             96ML.CNG.swc.
 # fused2 also runs with its other code paths forced (docs/gpu.md: y spilled to global memory
 # below the last 5 rows, accumulators in global memory, two chunks of loads ahead, no L2 hints);
 # coop runs at widths 32 and 8 and on two ranks; branch also with EDD for every cell of 300+
@@ -26,7 +30,8 @@ prep() { "$bin/simengine-prep" neurons -o "$work/$1.h5" "${@:2}" --tstop 100 --r
            --record-dtype float64 | tail -2; }
 run() { "$MPIEXEC" --oversubscribe -n "$1" "$bin/simengine" -q "${@:2}"; }
 input_of() {
-  case "$1" in distinct*) echo distinct ;; huge*) echo huge ;; *) echo mix ;; esac
+  case "$1" in distinct*) echo distinct ;; huge*) echo huge ;; gen-*) echo "mono-${1#gen-}" ;;
+    *) echo mix ;; esac
 }
 gpu_run() {
   local out="$work/$1.h5" in="$work/$(input_of "$1").h5"
@@ -48,10 +53,11 @@ gpu_run() {
     branchedd) SE_EDD_MIN_COMP=300 run 1 "$in" -o "$out" --gpus 1 --gpu-kernel branch ;;
     distinct) SE_BRANCH_VERBOSE=1 run 1 "$in" -o "$out" --gpus 1 --gpu-kernel auto ;;
     huge) SE_BRANCH_VERBOSE=1 run 1 "$in" -o "$out" --gpus 1 --gpu-kernel auto ;;
+    gen-*) SE_GEN_VERBOSE=1 run 1 "$in" -o "$out" --gpus 1 --gpu-kernel gen 2>&1 | tail -2 ;;
     *) echo "unknown GPU run '$1'"; return 1 ;;
   esac
 }
-runs=${SE_E2E_GPU_RUNS:-fused phases fused8 fused2r stream stream8 stream2r streamg coop coop8 coop2r branch branch2r branchedd distinct huge}
+runs=${SE_E2E_GPU_RUNS:-fused phases fused8 fused2r stream stream8 stream2r streamg coop coop8 coop2r branch branch2r branchedd distinct huge gen-small-low gen-medium-high gen-swc}
 declare -A need=() cpu=()
 for f in $runs; do need[$(input_of "$f")]=1; done
 args=()
@@ -67,6 +73,13 @@ done
 [ -z "${need[huge]:-}" ] || prep huge --swc "$M/EC2-609291-4.CNG.swc" --swc "$M/c91662.swc" \
   --class small-low:1 --max-length 1 --iclamp-all 5:90:0.5 --iclamp 0:0:5:90:8 \
   --iclamp 1:0:5:90:3 --record-every 40
+for i in "${!need[@]}"; do
+  case "$i" in
+    mono-swc) prep "$i" --swc "$M/96ML.CNG.swc:64" --iclamp-all 5:90:0.5 --record-every 4 ;;
+    mono-*) prep "$i" --class "${i#mono-}:100" --iclamp-all 5:90:0.5 --iclamp 3:10:20:30:0.3 \
+              --record-every 4 ;;
+  esac
+done
 for i in "${!need[@]}"; do
   run 1 "$work/$i.h5" -o "$work/cpu_$i.h5" --gpus 0 &
   cpu[$i]=$!

@@ -5,7 +5,9 @@
  * cable, several clamps per cell. Every width, on-chip stack depth and accumulator placement the
  * kernel can be given; a gate "finish" (what sync_state does) half way. Voltages within 1e-7 mV,
  * identical spike counts, spike times within 1e-7 ms, finished gates within 1e-9; coop's host model
- * bit for bit equal to fused2's. */
+ * bit for bit equal to fused2's. The generated ("gen") kernel: for each morphology alone, its
+ * source compiles with NVRTC (no GPU needed) and, on a GPU, it runs against the CPU backend as
+ * the other kernels; a population of several morphologies is refused with the reason. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,9 @@
 #include "neurons_coop.h"
 #include "neurons_stream.h"
 #include "se_test.h"
+#ifdef SIMENGINE_HAVE_CUDA
+#include "neurons_gen.h"
+#endif
 #include "swc.h"
 #include "test_models.h"
 
@@ -42,7 +47,10 @@ static void random_tree(se_morphology *mo, int32_t n, double p_chain, const int3
   mo->n_branches = 1;
 }
 
-static void build_model(se_neuron_model *m) {
+/* The test population: COPIES cells of each of the N_MORPH morphologies, or (only >= 0) `copies`
+ * cells of morphology `only` alone; clamps at the soma and (scatter) two more on a random
+ * compartment of each cell, else two more at the soma. */
+static void build_model(se_neuron_model *m, int only, int64_t copies_only, int scatter) {
   se_error err = {0};
   se_morphology mo[N_MORPH];
   memset(mo, 0, sizeof mo);
@@ -65,7 +73,8 @@ static void build_model(se_neuron_model *m) {
   se_neuron_model_init(m);
   m->dt = 0.025;
   m->tstop = 100.0;
-  if (se_neuron_model_set_cells(m, N_MORPH, mo, copies, &err) != SE_OK ||
+  if (se_neuron_model_set_cells(m, only >= 0 ? 1 : N_MORPH, only >= 0 ? &mo[only] : mo,
+                                only >= 0 ? &copies_only : copies, &err) != SE_OK ||
       se_biophysics_alloc(&m->bio, 5, &err) != SE_OK) {
     fprintf(stderr, "%s\n", err.message);
     exit(1);
@@ -80,7 +89,7 @@ static void build_model(se_neuron_model *m) {
     int32_t mo_c = m->cell_morphology[c];
     int32_t n = (int32_t)(m->morph_offsets[mo_c + 1] - m->morph_offsets[mo_c]);
     se_test_model_add_iclamp(m, c, 0, 5.0, 80.0, 0.2 + 0.15 * (double)(c % 4));
-    int32_t comp = (int32_t)(se_rand_next(&rng) % (uint64_t)n);
+    int32_t comp = scatter ? (int32_t)(se_rand_next(&rng) % (uint64_t)n) : 0;
     se_test_model_add_iclamp(m, c, comp, 20.0 + (double)(c % 7), 30.0, 0.3);
     se_test_model_add_iclamp(m, c, comp, 40.0, 10.0, -0.1); /* two on one compartment */
   }
@@ -378,10 +387,58 @@ static void run_gpu(se_test_state *st, const se_neuron_model *m, int kernel, int
   se_neurons_destroy(b);
 }
 
+#ifdef SIMENGINE_HAVE_CUDA
+/* The gen kernel's generator without a GPU: the population of several morphologies refused with
+ * the reason, each morphology alone (37 cells: a partial last group) accepted and its source
+ * compiled by NVRTC for sm_90, with every y in shared memory and with every y in registers. */
+static void check_gen_source(se_test_state *st, const se_neuron_model *mixed,
+                             const se_neuron_model *mono, int n_mono) {
+  se_error err = {0};
+  se_neurons_options opt = se_neurons_default_options();
+  opt.interleave_width = 32;
+  se_neurons_t e = NULL;
+  char why[256] = "";
+  se_test_ok(se_neurons_create(mixed, 0, mixed->n_cells, &opt, &e, &err), &err, "create");
+  SE_EXPECT(st, !se_neurons_gen_applicable(e, why, sizeof why) && strstr(why, "morpholog"),
+            "several morphologies: gen applicable or no reason ('%s')", why);
+  se_neurons_destroy(e);
+  for (int k = 0; k < n_mono; k++) {
+    se_test_ok(se_neurons_create(&mono[k], 0, mono[k].n_cells, &opt, &e, &err), &err, "create");
+    const int ok = se_neurons_gen_applicable(e, why, sizeof why);
+    SE_EXPECT(st, ok, "morphology %d alone: gen not applicable: %s", k, why);
+    const int reg_rows[2] = {0, SE_GEN_MAX_ROWS};
+    for (int q = 0; ok && q < 2; q++) {
+      se_gen_options go = se_gen_options_from_env();
+      go.register_rows = reg_rows[q];
+      char *src = NULL, *cubin = NULL;
+      size_t smem = 0, size = 0;
+      int rc = se_neurons_gen_source(e, &go, &src, &smem, &err);
+      if (rc == SE_OK)
+        rc = se_neurons_gen_compile(src, 9, 0, 0, &cubin, &size, &err);
+      SE_EXPECT(st, rc == SE_OK && size > 0, "morphology %d, %d register rows: %s", k,
+                reg_rows[q], err.message);
+      if (k == 0 && q == 0)
+        printf("gen: morphology 0 (%d rows): %zu B of source, %zu B of cubin, %zu B shared\n",
+               e->groups[0].n_comp, src ? strlen(src) : 0, size, smem);
+      free(src);
+      free(cubin);
+    }
+    se_neurons_destroy(e);
+  }
+}
+#endif
+
 int main(void) {
   se_test_state st = {0};
   se_neuron_model m;
-  build_model(&m);
+  build_model(&m, -1, 0, 1);
+#ifdef SIMENGINE_HAVE_CUDA
+  se_neuron_model mono[N_MORPH];
+  for (int k = 0; k < N_MORPH; k++) /* gen: the clamps' current in registers (morphology 0), in
+                                       the rows' rhs slots (the others) */
+    build_model(&mono[k], k, 37, k > 0);
+  check_gen_source(&st, &m, mono, N_MORPH);
+#endif
   check_tables(&st, &m);
   const config configs[] = {{.width = 8, .stack_rows = 100000, .onchip = 1},
                             {.width = 8},
@@ -424,9 +481,31 @@ int main(void) {
     run_gpu(&st, &m, CO, 1, NULL, NULL, NULL, NULL);
     unsetenv("SE_COOP_STAGE_SHORT");
     unsetenv("SE_COOP_LANES");
+#ifdef SIMENGINE_HAVE_CUDA
+    /* gen: each morphology alone, widths 32 and 8 (the layout's stride), y in shared memory and
+     * registers, and with FMA contraction (SE_GEN_FMAD) */
+    for (int k = 0; k < N_MORPH; k++) {
+      run_gpu(&st, &mono[k], SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
+      run_gpu(&st, &mono[k], SE_GPU_KERNEL_GEN, 8, NULL, NULL, NULL, NULL);
+    }
+    setenv("SE_GEN_REG_ROWS", "0", 1);
+    setenv("SE_GEN_WINDOW", "0", 1);
+    run_gpu(&st, &mono[2], SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
+    setenv("SE_GEN_REG_ROWS", "100000", 1);
+    setenv("SE_GEN_WINDOW", "3", 1);
+    setenv("SE_GEN_FMAD", "1", 1);
+    run_gpu(&st, &mono[0], SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
+    unsetenv("SE_GEN_REG_ROWS");
+    unsetenv("SE_GEN_WINDOW");
+    unsetenv("SE_GEN_FMAD");
+#endif
   } else {
     printf("GPU part skipped: no GPU\n");
   }
   se_neuron_model_free(&m);
+#ifdef SIMENGINE_HAVE_CUDA
+  for (int k = 0; k < N_MORPH; k++)
+    se_neuron_model_free(&mono[k]);
+#endif
   return se_test_finish(&st, "test_stream");
 }

@@ -1,0 +1,528 @@
+/* The generated step kernel (neurons_gen.h, docs/gpu.md "gen"): the source written per
+ * morphology, compiled by NVRTC, loaded as a CUDA library. */
+#include "neurons_gen.h"
+
+#include <nvrtc.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "neurons_impl.h"
+#include "neurons_stream.h"
+#include "se_cuda.h"
+#include "se_env.h"
+#include "se_error.h"
+
+/* The headers the kernel includes, embedded at build time (cmake/embed.cmake). math.h is the
+ * host's: NVRTC provides the math functions itself, so it is empty here. */
+extern const char se_embedded_hh_h[];
+extern const char se_embedded_neurons_math_h[];
+
+se_gen_options se_gen_options_from_env(void) {
+  se_gen_options o;
+  o.register_rows = (int)se_env_long("SE_GEN_REG_ROWS", 16);
+  o.window = (int)se_env_long("SE_GEN_WINDOW", 8);
+  o.contract = se_env_long("SE_GEN_FMAD", 0) != 0;
+  if (o.register_rows < 0)
+    o.register_rows = 0;
+  if (o.window < 0)
+    o.window = 0;
+  return o;
+}
+
+int se_neurons_gen_applicable(const struct se_neurons *e, char *why, size_t n) {
+  const int64_t W = e->width;
+  if (e->n_groups == 0 || e->n_cells == 0) {
+    snprintf(why, n, "no cells");
+    return 0;
+  }
+  const se_group *g0 = &e->groups[0];
+  if (g0->n_comp > SE_GEN_MAX_ROWS) {
+    snprintf(why, n, "%d compartments per cell, more than the %d the generator writes out",
+             g0->n_comp, SE_GEN_MAX_ROWS);
+    return 0;
+  }
+  for (int64_t g = 0; g < e->n_groups; g++)
+    if (e->groups[g].morphology != g0->morphology) {
+      snprintf(why, n, "more than one morphology (groups 0 and %lld)", (long long)g);
+      return 0;
+    }
+  for (int64_t g = 0; g < e->n_groups; g++) {
+    const se_group *q = &e->groups[g];
+    const int64_t lanes = e->n_cells - g * W < W ? e->n_cells - g * W : W;
+    if (q->base != g * W * g0->n_comp || q->first_cell != g * W || q->lanes != lanes) {
+      snprintf(why, n, "group %lld is not laid out in cell order", (long long)g);
+      return 0;
+    }
+  }
+  for (int64_t c = 0; c < e->n_cells; c++)
+    if (e->cell_group[c] != c / W || e->cell_lane[c] != (int32_t)(c % W)) {
+      snprintf(why, n, "cell %lld is not in lane %lld of group %lld", (long long)c,
+               (long long)(c % W), (long long)(c / W));
+      return 0;
+    }
+  return 1;
+}
+
+/* ---- the source ---------------------------------------------------------------------------- */
+
+typedef struct text {
+  char *s;
+  size_t len, cap;
+  int failed;
+} text;
+
+static void put(text *t, const char *fmt, ...) {
+  if (t->failed)
+    return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    const int k = vsnprintf(t->s ? t->s + t->len : NULL, t->s ? t->cap - t->len : 0, fmt, ap);
+    va_end(ap);
+    if (k < 0) {
+      t->failed = 1;
+      return;
+    }
+    if (t->s && t->len + (size_t)k < t->cap) {
+      t->len += (size_t)k;
+      return;
+    }
+    size_t cap = t->cap ? 2 * t->cap : 65536;
+    while (cap <= t->len + (size_t)k)
+      cap *= 2;
+    char *s = realloc(t->s, cap);
+    if (!s) {
+      t->failed = 1;
+      return;
+    }
+    t->s = s;
+    t->cap = cap;
+  }
+}
+
+/* The rows in a list schedule with `lanes` virtual lanes (every row after its children): each
+ * round every lane takes the parent of the row it took last once that parent is ready, else the
+ * deepest ready row (the highest index among equals). Independent branches interleave, so that
+ * a row's dependent chain overlaps other rows' work. */
+static int list_order(const int32_t *parent, int n, int lanes, int *order, se_error *err) {
+  int *depth = NULL, *left = NULL, *ready = NULL, *prev = NULL, *took = NULL;
+  int rc = SE_OK;
+  depth = calloc((size_t)n, sizeof *depth);
+  left = calloc((size_t)n, sizeof *left);
+  ready = calloc((size_t)n, sizeof *ready);
+  prev = calloc((size_t)lanes, sizeof *prev);
+  took = calloc((size_t)lanes, sizeof *took);
+  if (!depth || !left || !ready || !prev || !took) {
+    rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
+                      "out of memory for the schedule of %d rows", n);
+    goto done;
+  }
+  for (int v = 1; v < n; v++) {
+    depth[v] = depth[parent[v]] + 1;
+    left[parent[v]]++;
+  }
+  for (int v = 0; v < n; v++)
+    ready[v] = left[v] == 0;
+  for (int j = 0; j < lanes; j++)
+    prev[j] = -1;
+  int done_rows = 0;
+  while (done_rows < n) {
+    for (int j = 0; j < lanes; j++) {
+      took[j] = -1;
+      const int u = prev[j];
+      if (u > 0 && ready[parent[u]]) {
+        int taken = 0;
+        for (int q = 0; q < j; q++)
+          taken |= took[q] == parent[u];
+        if (!taken)
+          took[j] = parent[u];
+      }
+    }
+    for (int j = 0; j < lanes; j++) {
+      if (took[j] >= 0)
+        continue;
+      for (int v = n - 1; v >= 0; v--) {
+        if (!ready[v])
+          continue;
+        int taken = 0;
+        for (int q = 0; q < lanes; q++)
+          taken |= took[q] == v;
+        if (!taken && (took[j] < 0 || depth[v] > depth[took[j]]))
+          took[j] = v;
+      }
+    }
+    for (int j = 0; j < lanes; j++) {
+      const int v = took[j];
+      if (v < 0)
+        continue;
+      order[done_rows++] = v;
+      prev[j] = v;
+      ready[v] = 0;
+      if (v > 0 && --left[parent[v]] == 0)
+        ready[parent[v]] = 1;
+    }
+  }
+done:
+  free(depth);
+  free(left);
+  free(ready);
+  free(prev);
+  free(took);
+  return rc;
+}
+
+/* Where a row's y (later x) lives: a register (reg) or shared-memory slot `slot`. */
+typedef struct y_home {
+  int reg, slot;
+} y_home;
+
+static void put_y(text *t, const y_home *home, int i) {
+  if (home[i].reg)
+    put(t, "y%d", i);
+  else
+    put(t, "sy[%d]", home[i].slot * 32);
+}
+
+/* The lanes of the list schedule (docs/gpu.md "Session 9": 4 measured best). */
+#define GEN_SCHEDULE_LANES 4
+
+int se_neurons_gen_source(const struct se_neurons *e, const se_gen_options *opt, char **source,
+                          size_t *smem_bytes, se_error *err) {
+  const se_group *g0 = &e->groups[0];
+  const int n = g0->n_comp;
+  const int64_t W = e->width, mb = e->topology[g0->morphology].base;
+  se_stream_tables tab = {0};
+  SE_TRY(se_stream_build(e, &tab, err));
+  const se_stream_row *row = tab.rows + mb;
+  int *order = calloc((size_t)n, sizeof *order), *hh_index = calloc((size_t)n, sizeof *hh_index);
+  int *clamp_index = calloc((size_t)n, sizeof *clamp_index);
+  int32_t *parent = calloc((size_t)n, sizeof *parent);
+  int **kids = calloc((size_t)n, sizeof *kids), *nkids = calloc((size_t)n, sizeof *nkids);
+  y_home *home = calloc((size_t)n, sizeof *home);
+  int rc = SE_OK;
+  text t = {0};
+  if (!order || !hh_index || !clamp_index || !parent || !kids || !nkids || !home) {
+    rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
+                      "out of memory for the generated kernel of %d rows", n);
+    goto done;
+  }
+  for (int i = 0; i < n; i++) {
+    parent[i] = row[i].parent;
+    if (i > 0)
+      nkids[parent[i]]++;
+  }
+  for (int i = 0; i < n; i++)
+    if (nkids[i] > 0 && !(kids[i] = calloc((size_t)nkids[i], sizeof **kids))) {
+      rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
+                        "out of memory for the generated kernel of %d rows", n);
+      goto done;
+    }
+  memset(nkids, 0, (size_t)n * sizeof *nkids);
+  for (int i = 1; i < n; i++)
+    kids[parent[i]][nkids[parent[i]]++] = i;
+  SE_TRY_GOTO(rc, done, list_order(parent, n, GEN_SCHEDULE_LANES, order, err));
+  int n_hh = 0, n_clamp = 0, slots = 0;
+  for (int i = 0; i < n; i++) {
+    hh_index[i] = (row[i].meta & SE_STREAM_HH) ? n_hh++ : -1;
+    clamp_index[i] = -1;
+  }
+  for (int32_t k = 0; k < e->n_stim; k++)
+    if (clamp_index[e->stim_comp[k]] < 0)
+      clamp_index[e->stim_comp[k]] = n_clamp++;
+  for (int k = 0; k < n; k++) { /* the rows eliminated last keep y in registers */
+    home[order[k]].reg = k >= n - opt->register_rows;
+    home[order[k]].slot = home[order[k]].reg ? -1 : slots++;
+  }
+  /* shared memory per thread: the y slots, then b and dg of each hh row */
+  const int hh_slot = slots;
+  *smem_bytes = (size_t)(slots + 2 * n_hh) * 32 * sizeof(double);
+
+  put(&t, "// Generated by simengine (cuda/neurons_gen.c): the step of one morphology, %d rows "
+          "(%d hh), width %lld, %lld cells.\n#include \"hh.h\"\n#include \"neurons_math.h\"\n",
+      n, n_hh, (long long)W, (long long)e->n_cells);
+  if (n_hh > 0) {
+    put(&t, "struct se_gen_hh_row { long long off; double gna, gk, ena, ek; };\n"
+            "__constant__ se_gen_hh_row se_gen_hh[%d] = {\n", n_hh);
+    for (int i = 0; i < n; i++)
+      if (hh_index[i] >= 0)
+        put(&t, "  {%lld, %.17g, %.17g, %.17g, %.17g},\n", (long long)i * W, e->gna[mb + i],
+            e->gk[mb + i], e->ena[mb + i], e->ek[mb + i]);
+    put(&t, "};\n");
+  }
+  put(&t,
+      "extern \"C\" __global__ void __launch_bounds__(32) se_gen_step(\n"
+      "    double *__restrict__ v, double *__restrict__ gm, double *__restrict__ gh,\n"
+      "    double *__restrict__ gn, const long long *__restrict__ stim_ptr,\n"
+      "    const int *__restrict__ stim_comp, const double *__restrict__ stim_delay,\n"
+      "    const double *__restrict__ stim_duration, const double *__restrict__ stim_amplitude,\n"
+      "    unsigned long long *spike_count, double *spike_time, long long *spike_cell,\n"
+      "    long long spike_capacity, unsigned long long *bad_cell, double *__restrict__ rhs,\n"
+      "    double t_now, int update) {\n"
+      "  extern __shared__ double se_gen_smem[];\n"
+      "  const long long cell = (long long)blockIdx.x * 32 + threadIdx.x;\n"
+      "  if (cell >= %lldLL) return;\n"
+      "  const long long s0 = cell / %lld * %lldLL + cell %% %lld;\n"
+      "  double *const V = v + s0, *const R = rhs + s0;\n"
+      "  double *const sy = se_gen_smem + threadIdx.x;\n",
+      (long long)e->n_cells, (long long)W, (long long)W * n, (long long)W);
+  const double dt = e->dt;
+  /* the clamps' current of each clamped row, a compartment's clamps summed from the last as
+   * fused2: in registers ic<q> for a few rows, else in the row's rhs slot (zeroed first at every
+   * row that any cell clamps) */
+  const int clamp_regs = n_clamp <= SE_GEN_MAX_CLAMP_ROWS;
+  if (n_clamp > 0) {
+    put(&t, "  const double t_mid = t_now + 0.5 * %.17g;\n", dt);
+    if (clamp_regs) {
+      put(&t, "  double");
+      for (int q = 0; q < n_clamp; q++)
+        put(&t, "%s ic%d = 0.0", q ? "," : "", q);
+      put(&t, ";\n");
+    } else {
+      for (int i = 0; i < n; i++)
+        if (clamp_index[i] >= 0)
+          put(&t, "  R[%lld] = 0.0;\n", (long long)i * W);
+    }
+    put(&t, "  for (long long k = stim_ptr[cell + 1] - 1; k >= stim_ptr[cell]; k--) {\n"
+            "    if (!se_iclamp_on(t_mid, stim_delay[k], stim_duration[k])) continue;\n"
+            "    const int r = stim_comp[k];\n    const double a = stim_amplitude[k];\n   ");
+    if (clamp_regs) {
+      for (int i = 0; i < n; i++)
+        if (clamp_index[i] >= 0)
+          put(&t, " if (r == %d) ic%d += a; else", i, clamp_index[i]);
+      put(&t, " {}\n  }\n");
+    } else {
+      put(&t, " R[(long long)r * %lld] += a;\n  }\n", (long long)W);
+    }
+  }
+  if (n_hh > 0)
+    put(&t,
+        "#pragma unroll 1\n"
+        "  for (int j = 0; j < %d; j++) { // the hh rows: currents, deferred gate update\n"
+        "    const se_gen_hh_row r = se_gen_hh[j];\n"
+        "    double m = gm[s0 + r.off], h = gh[s0 + r.off], n = gn[s0 + r.off], b = 0.0, dg = 0.0;\n"
+        "    se_hh_row_terms(V[r.off], &m, &h, &n, update, %.17g, %.17g, r.gna, r.gk, r.ena, r.ek,"
+        " &b, &dg);\n"
+        "    if (update) { gm[s0 + r.off] = m; gh[s0 + r.off] = h; gn[s0 + r.off] = n; }\n"
+        "    sy[(%d + 2 * j) * 32] = b;\n    sy[(%d + 2 * j + 1) * 32] = dg;\n  }\n",
+        n_hh, dt, e->q10, hh_slot, hh_slot);
+  /* backward: assemble and eliminate each row (fused2's se_stream_eliminate) */
+  for (int k = 0; k < n; k++) {
+    const int i = order[k];
+    const se_stream_row *r = &row[i];
+    if (opt->window > 0 && k > 0 && k % opt->window == 0)
+      put(&t, "  asm volatile(\"\" ::: \"memory\");\n");
+    put(&t, "  const double v%d = V[%lld];\n  double b%d = (%.17g) * v%d + (%.17g)", i,
+        (long long)i * W, i, r->a, i, r->c);
+    char ic[48] = "";
+    if (clamp_index[i] >= 0 && clamp_regs)
+      snprintf(ic, sizeof ic, "ic%d", clamp_index[i]);
+    else if (clamp_index[i] >= 0)
+      snprintf(ic, sizeof ic, "R[%lld]", (long long)i * W);
+    if (clamp_index[i] >= 0 && hh_index[i] >= 0)
+      put(&t, " + (%s + sy[%d])", ic, (hh_slot + 2 * hh_index[i]) * 32);
+    else if (hh_index[i] >= 0)
+      put(&t, " + sy[%d]", (hh_slot + 2 * hh_index[i]) * 32);
+    else if (clamp_index[i] >= 0)
+      put(&t, " + %s", ic);
+    put(&t, ";\n");
+    if (nkids[i] > 0) {
+      put(&t, "  b%d = b%d + (", i, i);
+      for (int q = 0; q < nkids[i]; q++) {
+        const int c = kids[i][q];
+        put(&t, "%s(%.17g) * ", q ? " + " : "", row[c].g);
+        put_y(&t, home, c);
+      }
+      put(&t, ");\n");
+    }
+    if (r->meta & SE_STREAM_DCONST) {
+      put(&t, "  %s", home[i].reg ? "double " : "");
+      put_y(&t, home, i);
+      put(&t, " = b%d * (%.17g);\n", i, r->d);
+    } else {
+      /* fused2's order: inv = 1 / (d0 - (pushes)), y = b inv, f = g inv */
+      put(&t, "  const double r%d = 1.0 / (((%.17g)", i, r->d);
+      if (hh_index[i] >= 0)
+        put(&t, " + sy[%d]", (hh_slot + 2 * hh_index[i] + 1) * 32);
+      put(&t, ")");
+      int first = 1;
+      for (int q = 0; q < nkids[i]; q++) {
+        const int c = kids[i][q];
+        if (row[c].meta & SE_STREAM_DCONST)
+          continue;
+        put(&t, "%s(%.17g) * f%d", first ? " - (" : " + ", row[c].g, c);
+        first = 0;
+      }
+      put(&t, "%s);\n  %s", first ? "" : ")", home[i].reg ? "double " : "");
+      put_y(&t, home, i);
+      put(&t, " = b%d * r%d;\n", i, i);
+      if (i > 0)
+        put(&t, "  const double f%d = (%.17g) * r%d;\n", i, r->g, i);
+    }
+  }
+  /* forward: x = y + f x_parent, parents first; x to v */
+  for (int k = n - 1; k >= 0; k--) {
+    const int i = order[k];
+    if (i > 0) {
+      put(&t, "  ");
+      put_y(&t, home, i);
+      put(&t, " = ");
+      put_y(&t, home, i);
+      if (row[i].meta & SE_STREAM_DCONST)
+        put(&t, " + (%.17g) * ", row[i].f);
+      else
+        put(&t, " + f%d * ", i);
+      put_y(&t, home, parent[i]);
+      put(&t, ";\n");
+    }
+    put(&t, "  V[%lld] = ", (long long)i * W);
+    put_y(&t, home, i);
+    put(&t, ";\n");
+  }
+  /* the root's spike check (se_root_spike_check's) */
+  put(&t, "  const double after = ");
+  put_y(&t, home, 0);
+  put(&t,
+      ";\n  if (!isfinite(after)) atomicCAS(bad_cell, 0ULL, (unsigned long long)(cell + 1));\n"
+      "  if (v0 < %.17g && %.17g <= after) {\n"
+      "    const unsigned long long k = atomicAdd(spike_count, 1ULL);\n"
+      "    if (k < (unsigned long long)spike_capacity) {\n"
+      "      spike_time[k] = se_spike_time(t_now, %.17g, %.17g, v0, after);\n"
+      "      spike_cell[k] = cell;\n    }\n  }\n}\n",
+      e->spike_threshold, e->spike_threshold, dt, e->spike_threshold);
+  if (t.failed)
+    rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
+                      "out of memory writing the generated kernel of %d rows", n);
+done:
+  if (kids)
+    for (int i = 0; i < n; i++)
+      free(kids[i]);
+  free(kids);
+  free(nkids);
+  free(order);
+  free(hh_index);
+  free(clamp_index);
+  free(parent);
+  free(home);
+  se_stream_free(&tab);
+  if (rc == SE_OK)
+    *source = t.s;
+  else
+    free(t.s);
+  return rc;
+}
+
+/* ---- NVRTC and the library ----------------------------------------------------------------- */
+
+#define NVRTC_CHECK(err, call)                                                                 \
+  do {                                                                                         \
+    nvrtcResult se_nvrtc_rc_ = (call);                                                         \
+    if (se_nvrtc_rc_ != NVRTC_SUCCESS)                                                         \
+      SE_FAIL_GOTO(err, rc, done, SE_ERR_CUDA, "%s failed: %s", #call,                         \
+                   nvrtcGetErrorString(se_nvrtc_rc_));                                         \
+  } while (0)
+
+int se_neurons_gen_compile(const char *source, int major, int minor, int contract, char **cubin,
+                           size_t *size, se_error *err) {
+  nvrtcProgram prog = NULL;
+  int rc = SE_OK;
+  char *log = NULL;
+  const char *headers[] = {se_embedded_hh_h, se_embedded_neurons_math_h, ""};
+  const char *names[] = {"hh.h", "neurons_math.h", "math.h"};
+  NVRTC_CHECK(err, nvrtcCreateProgram(&prog, source, "se_gen_step.cu", 3, headers, names));
+  char arch[32];
+  snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", major, minor);
+  const char *options[] = {arch, contract ? "--fmad=true" : "--fmad=false", "--std=c++17"};
+  const nvrtcResult compiled = nvrtcCompileProgram(prog, 3, options);
+  if (compiled != NVRTC_SUCCESS) {
+    size_t log_size = 0;
+    if (nvrtcGetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS && (log = malloc(log_size + 1)) &&
+        nvrtcGetProgramLog(prog, log) == NVRTC_SUCCESS)
+      log[log_size] = '\0';
+    SE_FAIL_GOTO(err, rc, done, SE_ERR_CUDA, "NVRTC could not compile the generated step kernel "
+                 "for sm_%d%d: %s: %.1500s", major, minor, nvrtcGetErrorString(compiled),
+                 log ? log : "(no log)");
+  }
+  NVRTC_CHECK(err, nvrtcGetCUBINSize(prog, size));
+  *cubin = malloc(*size ? *size : 1);
+  if (!*cubin)
+    SE_FAIL_GOTO(err, rc, done, SE_ERR_NOMEM, "out of memory for a cubin of %zu bytes", *size);
+  NVRTC_CHECK(err, nvrtcGetCUBIN(prog, *cubin));
+done:
+  free(log);
+  if (prog)
+    nvrtcDestroyProgram(&prog);
+  return rc;
+}
+
+int se_neurons_gen_attach(const struct se_neurons *e, int device, se_neurons_device *d,
+                          se_gen_step *g, se_error *err) {
+  char why[256];
+  if (!se_neurons_gen_applicable(e, why, sizeof why))
+    SE_FAIL(err, SE_ERR_ARG, "the gen kernel cannot step this population: %s (--gpu-kernel coop "
+            "or auto can)", why);
+  /* fused2's tables: the deferred gate update at the end (stream_finish) reads them */
+  se_stream_tables tab;
+  SE_TRY(se_stream_build(e, &tab, err));
+  int rc = se_neurons_cuda_upload(&d->stream, tab.rows,
+                                  (size_t)(e->n_morph_comp > 0 ? e->n_morph_comp : 1) *
+                                      sizeof *tab.rows, err);
+  se_stream_free(&tab);
+  SE_TRY(rc);
+  const se_gen_options opt = se_gen_options_from_env();
+  char *source = NULL, *cubin = NULL;
+  size_t cubin_size = 0;
+  int major = 0, minor = 0, smem_max = 0;
+  SE_CUDA_CHECK(err, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  SE_CUDA_CHECK(err, cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  SE_CUDA_CHECK(err, cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                            device));
+  SE_TRY(se_neurons_gen_source(e, &opt, &source, &g->smem, err));
+  if (g->smem > (size_t)smem_max) {
+    free(source);
+    SE_FAIL(err, SE_ERR_ARG, "the gen kernel of %d compartments needs %zu B of shared memory per "
+            "block, more than device %d's %d B: raise SE_GEN_REG_ROWS or use --gpu-kernel coop",
+            e->groups[0].n_comp, g->smem, device, smem_max);
+  }
+  rc = se_neurons_gen_compile(source, major, minor, opt.contract, &cubin, &cubin_size, err);
+  if (rc == SE_OK && getenv("SE_GEN_VERBOSE"))
+    fprintf(stderr, "gen: %d rows, %zu B of source, %zu B of cubin, %zu B shared per block\n",
+            e->groups[0].n_comp, strlen(source), cubin_size, g->smem);
+  free(source);
+  SE_TRY(rc);
+  cudaError_t cr = cudaLibraryLoadData(&g->library, cubin, NULL, NULL, 0, NULL, NULL, 0);
+  free(cubin);
+  if (cr != cudaSuccess)
+    SE_FAIL(err, SE_ERR_CUDA, "loading the generated step kernel on device %d failed: %s (%s)",
+            device, cudaGetErrorName(cr), cudaGetErrorString(cr));
+  SE_CUDA_CHECK(err, cudaLibraryGetKernel(&g->kernel, g->library, "se_gen_step"));
+  SE_CUDA_CHECK(err, cudaKernelSetAttributeForDevice(
+                         g->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem,
+                         device));
+  g->cells = e->n_cells;
+  return SE_OK;
+}
+
+cudaError_t se_neurons_gen_launch(const se_gen_step *g, const se_neurons_device *d, double t_now,
+                                  int update, cudaStream_t stream) {
+  double *v = d->v, *m = d->m, *h = d->h, *n = d->n, *spike_time = d->spike_time;
+  const long long *stim_ptr = (const long long *)d->stim_ptr;
+  const int *stim_comp = d->stim_comp;
+  const double *delay = d->stim_delay, *duration = d->stim_duration, *amp = d->stim_amplitude;
+  unsigned long long *spike_count = d->spike_count, *bad_cell = d->bad_cell;
+  long long *spike_cell = (long long *)d->spike_cell;
+  long long capacity = d->spike_capacity;
+  double *rhs = d->rhs;
+  void *args[] = {&v,          &m,        &h,        &n,    &stim_ptr,    &stim_comp,
+                  &delay,      &duration, &amp,      &spike_count,        &spike_time,
+                  &spike_cell, &capacity, &bad_cell, &rhs,  &t_now,       &update};
+  const dim3 grid = {(unsigned)((g->cells + 31) / 32), 1, 1}, block = {32, 1, 1};
+  return cudaLaunchKernel((const void *)g->kernel, grid, block, args, g->smem, stream);
+}
+
+void se_neurons_gen_free(se_gen_step *g) {
+  if (g->library)
+    cudaLibraryUnload(g->library);
+  memset(g, 0, sizeof *g);
+}

@@ -1,0 +1,82 @@
+/* The generated ("gen") time step of the neurons engine (docs/gpu.md, "gen"). For a population
+ * whose cells all share one morphology, fused2's step (neurons_stream.h: the v-form row, the
+ * gate update deferred to the next step, DCONST pivots precomputed) is written out at attach time
+ * as straight-line code for that morphology and compiled by NVRTC for the device: one thread per
+ * cell, the tree in the code (no row table), every per-row constant an immediate, the rows in a
+ * list schedule that interleaves independent branches, y in registers (the rows eliminated
+ * last) and in shared memory. The hh rows go through one loop over a table in constant memory
+ * before the elimination: their code once (inlined at every hh row the code overflows the
+ * instruction cache; docs/gpu.md "Session 11"). */
+#ifndef SE_NEURONS_GEN_H
+#define SE_NEURONS_GEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime.h>
+
+#include "neurons_cuda.h"
+#include "simengine/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct se_neurons;
+
+/* Largest morphology the generator writes out (its code grows with the rows). */
+#define SE_GEN_MAX_ROWS 1024
+/* Clamped compartments (over the population) whose current the kernel keeps in registers; with
+ * more, in their rows' rhs slots. */
+#define SE_GEN_MAX_CLAMP_ROWS 8
+
+/* A compiled step kernel. */
+typedef struct se_gen_step {
+  cudaLibrary_t library;
+  cudaKernel_t kernel;
+  size_t smem;   /* dynamic shared memory per block of 32 threads */
+  int64_t cells; /* threads launched, one per cell */
+} se_gen_step;
+
+/* The generator's choices (environment knobs for experiments): register_rows rows eliminated
+ * last keep y in registers (SE_GEN_REG_ROWS, default 16), a compiler barrier every window rows
+ * keeps the loads from being hoisted into spills (SE_GEN_WINDOW, default 8, 0 none), contract:
+ * FMA contraction (SE_GEN_FMAD, default 0 as the engine's kernels, docs/model.md). */
+typedef struct se_gen_options {
+  int register_rows, window, contract;
+} se_gen_options;
+
+/* The options from the environment (defaults above). */
+se_gen_options se_gen_options_from_env(void);
+
+/* 1 when e can take the gen step: one morphology of at most SE_GEN_MAX_ROWS compartments, its
+ * cells laid out group after group in cell order (the engine's layout of a one-morphology
+ * population); else 0 with the reason in why[0 .. n). Not collective. */
+int se_neurons_gen_applicable(const struct se_neurons *e, char *why, size_t n);
+
+/* The CUDA C++ source of e's step kernel ("se_gen_step") and its dynamic shared memory per
+ * block. *source is malloc'ed (the caller frees it). e must be applicable. Not collective. */
+int se_neurons_gen_source(const struct se_neurons *e, const se_gen_options *opt, char **source,
+                          size_t *smem_bytes, se_error *err);
+
+/* Compiles source with NVRTC for compute capability major.minor into a cubin (*cubin malloc'ed,
+ * *size bytes); needs no GPU. On failure err holds NVRTC's log. Not collective. */
+int se_neurons_gen_compile(const char *source, int major, int minor, int contract, char **cubin,
+                           size_t *size, se_error *err);
+
+/* Generates, compiles and loads e's kernel for device and uploads fused2's row tables to d (the
+ * deferred gate update's kernel reads them). Synchronous. */
+int se_neurons_gen_attach(const struct se_neurons *e, int device, se_neurons_device *d,
+                          se_gen_step *g, se_error *err);
+
+/* One step from t_now (update: the deferred gate update first) on stream. Asynchronous. */
+cudaError_t se_neurons_gen_launch(const se_gen_step *g, const se_neurons_device *d, double t_now,
+                                  int update, cudaStream_t stream);
+
+/* Unloads the kernel. */
+void se_neurons_gen_free(se_gen_step *g);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
