@@ -6,6 +6,7 @@
 #include "hines_branch.h"
 #include "hines_edd.h"
 #include "neurons_branch.h"
+#include "neurons_gen.h"
 #include "se_env.h"
 
 struct se_neurons_branch {
@@ -50,9 +51,11 @@ int se_neurons_gpu_kernel(const struct se_neurons *e) {
   if (max_comp >= se_neurons_edd_min_comp(e) ||
       e->n_cells < (int64_t)SE_GPU_AUTO_MIN_LANES * groups32)
     return SE_GPU_KERNEL_BRANCH;
-  /* coop where it was measured faster than fused2 (docs/gpu.md): small and medium cells */
+  /* small and medium cells: gen where the population has one morphology, else coop (each
+   * measured faster than fused2 there, gen faster than coop; docs/gpu.md "gen") */
+  char why[256];
   if (max_comp <= SE_GPU_COOP_MAX_COMP)
-    return SE_GPU_KERNEL_COOP;
+    return se_neurons_gen_applicable(e, why, sizeof why) ? SE_GPU_KERNEL_GEN : SE_GPU_KERNEL_COOP;
   return SE_GPU_KERNEL_FUSED2;
 }
 

@@ -21,7 +21,7 @@ extern const char se_embedded_neurons_math_h[];
 
 se_gen_options se_gen_options_from_env(void) {
   se_gen_options o;
-  o.register_rows = (int)se_env_long("SE_GEN_REG_ROWS", 16);
+  o.register_rows = (int)se_env_long("SE_GEN_REG_ROWS", 64);
   o.window = (int)se_env_long("SE_GEN_WINDOW", 8);
   o.contract = se_env_long("SE_GEN_FMAD", 0) != 0;
   if (o.register_rows < 0)

@@ -49,18 +49,18 @@ static int pick(int n_morph, const int64_t *copies, int kernel, int64_t edd_min_
 int main(void) {
   se_test_state st = {0};
   const int A = SE_GPU_KERNEL_AUTO, B = SE_GPU_KERNEL_BRANCH, F2 = SE_GPU_KERNEL_FUSED2,
-            CO = SE_GPU_KERNEL_COOP;
+            CO = SE_GPU_KERNEL_COOP, GE = SE_GPU_KERNEL_GEN;
   int64_t n0 = 0, edd = 0;
   unsetenv("SE_EDD_MIN_COMP");
   /* one morphology: the mean lanes per 32-lane group is the cell count up to 32; small-low (76
-   * compartments, 23 with hh) then goes to coop */
+   * compartments, 23 with hh) then goes to gen (one morphology: its kernel generated) */
   const int64_t c15[] = {15}, c16[] = {16}, c64[] = {64}, c33[] = {33};
   SE_EXPECT(&st, pick(1, c15, A, 0, &n0, &edd) == B, "15 cells of one shape: branch");
   SE_EXPECT(&st, edd == SE_GPU_EDD_MIN_COMP, "default threshold %lld", (long long)edd);
-  SE_EXPECT(&st, pick(1, c16, A, 0, &n0, &edd) == CO, "16 cells of one shape: coop");
-  SE_EXPECT(&st, pick(1, c64, A, 0, &n0, &edd) == CO, "64 cells: 32 lanes per group");
+  SE_EXPECT(&st, pick(1, c16, A, 0, &n0, &edd) == GE, "16 cells of one shape: gen");
+  SE_EXPECT(&st, pick(1, c64, A, 0, &n0, &edd) == GE, "64 cells: 32 lanes per group");
   /* 33 cells need 2 groups: 16.5 lanes per group */
-  SE_EXPECT(&st, pick(1, c33, A, 0, &n0, &edd) == CO, "33 cells: 16.5 lanes per group");
+  SE_EXPECT(&st, pick(1, c33, A, 0, &n0, &edd) == GE, "33 cells: 16.5 lanes per group");
   /* several morphologies: 40 + 1 + 1 cells in 2 + 1 + 1 groups = 10.5 lanes; 60 + 2: 20.7 */
   const int64_t few[] = {40, 1, 1}, many[] = {60, 2};
   SE_EXPECT(&st, pick(3, few, A, 0, &n0, &edd) == B, "40 + 1 + 1 cells: branch");
@@ -78,7 +78,7 @@ int main(void) {
   (void)pick(1, c64, A, 0, &n0, &edd);
   SE_EXPECT(&st, pick(1, c64, A, n0, &n0, &edd) == B, "a cell of %lld >= threshold", (long long)n0);
   SE_EXPECT(&st, edd == n0, "threshold option %lld", (long long)edd);
-  SE_EXPECT(&st, pick(1, c64, A, n0 + 1, &n0, &edd) == CO, "cells below the threshold");
+  SE_EXPECT(&st, pick(1, c64, A, n0 + 1, &n0, &edd) == GE, "cells below the threshold");
   setenv("SE_EDD_MIN_COMP", "77", 1);
   (void)pick(1, c64, A, 0, &n0, &edd);
   SE_EXPECT(&st, edd == 77, "threshold from the environment: %lld", (long long)edd);
@@ -89,6 +89,7 @@ int main(void) {
   for (int k = SE_GPU_KERNEL_PHASES; k <= SE_GPU_KERNEL_BRANCH; k++)
     SE_EXPECT(&st, pick(16, own, k, 0, &n0, &edd) == k, "kernel %d kept", k);
   SE_EXPECT(&st, pick(16, own, CO, 0, &n0, &edd) == CO, "kernel coop kept");
+  SE_EXPECT(&st, pick(16, own, GE, 0, &n0, &edd) == GE, "kernel gen kept");
   return se_test_finish(&st, "neurons_branch_route");
 }
 #else

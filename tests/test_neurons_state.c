@@ -221,7 +221,9 @@ int main(int argc, char **argv) {
     /* CUDA engines continue a CPU run, with each step kernel; then a CPU engine continues the
      * CUDA engine's state (exported after the streaming kernels' deferred gate update). */
     for (int k = 0; se_gpu_kernel_name(k); k++) {
-      if (k == SE_GPU_KERNEL_AUTO)
+      /* gen steps one morphology per population (this one has two): engine_stream runs it,
+       * with the deferred gate update finished as here */
+      if (k == SE_GPU_KERNEL_AUTO || k == SE_GPU_KERNEL_GEN)
         continue;
       se_neurons_options dev = cpu;
       dev.backend = SE_BACKEND_CUDA;
