@@ -51,11 +51,14 @@ int se_neurons_gpu_kernel(const struct se_neurons *e) {
   if (max_comp >= se_neurons_edd_min_comp(e) ||
       e->n_cells < (int64_t)SE_GPU_AUTO_MIN_LANES * groups32)
     return SE_GPU_KERNEL_BRANCH;
-  /* small and medium cells: gen where the population has one morphology, else coop (each
-   * measured faster than fused2 there, gen faster than coop; docs/gpu.md "gen") */
+  /* a population of one morphology: gen (measured faster than coop and fused2 on all six
+   * classes, docs/gpu.md "gen"); else coop for small and medium cells (measured faster than
+   * fused2 there) */
   char why[256];
+  if (se_neurons_gen_applicable(e, why, sizeof why))
+    return SE_GPU_KERNEL_GEN;
   if (max_comp <= SE_GPU_COOP_MAX_COMP)
-    return se_neurons_gen_applicable(e, why, sizeof why) ? SE_GPU_KERNEL_GEN : SE_GPU_KERNEL_COOP;
+    return SE_GPU_KERNEL_COOP;
   return SE_GPU_KERNEL_FUSED2;
 }
 

@@ -21,11 +21,11 @@ extern const char se_embedded_neurons_math_h[];
 
 se_gen_options se_gen_options_from_env(void) {
   se_gen_options o;
-  o.register_rows = (int)se_env_long("SE_GEN_REG_ROWS", 64);
+  o.register_rows = (int)se_env_long("SE_GEN_REG_ROWS", -1);
   o.window = (int)se_env_long("SE_GEN_WINDOW", 8);
   o.contract = se_env_long("SE_GEN_FMAD", 0) != 0;
-  if (o.register_rows < 0)
-    o.register_rows = 0;
+  if (o.register_rows < -1)
+    o.register_rows = -1;
   if (o.window < 0)
     o.window = 0;
   return o;
@@ -231,8 +231,16 @@ int se_neurons_gen_source(const struct se_neurons *e, const se_gen_options *opt,
   for (int32_t k = 0; k < e->n_stim; k++)
     if (clamp_index[e->stim_comp[k]] < 0)
       clamp_index[e->stim_comp[k]] = n_clamp++;
-  for (int k = 0; k < n; k++) { /* the rows eliminated last keep y in registers */
-    home[order[k]].reg = k >= n - opt->register_rows;
+  /* the rows eliminated last keep y in registers: measured best (docs/bench/s11_gen_rows_h200.txt)
+   * 64 of the small classes' 76 rows, 128 of the medium classes' 305-319, all of the big classes'
+   * 691-695 (ptxas spills them to local memory, cached in L1; y in shared memory would hold one
+   * block per multiprocessor) */
+  const int register_rows = opt->register_rows >= 0 ? opt->register_rows
+                            : n <= 128                ? 64
+                            : n <= 400                ? 128
+                                                      : n;
+  for (int k = 0; k < n; k++) {
+    home[order[k]].reg = k >= n - register_rows;
     home[order[k]].slot = home[order[k]].reg ? -1 : slots++;
   }
   /* shared memory per thread: the y slots, then b and dg of each hh row */

@@ -39,7 +39,8 @@ typedef struct se_gen_step {
 } se_gen_step;
 
 /* The generator's choices (environment knobs for experiments): register_rows rows eliminated
- * last keep y in registers (SE_GEN_REG_ROWS, default 64), a compiler barrier every window rows
+ * last keep y in registers (SE_GEN_REG_ROWS; default -1: 64 of up to 128 rows, 128 of up to 400,
+ * else all, as measured best), a compiler barrier every window rows
  * keeps the loads from being hoisted into spills (SE_GEN_WINDOW, default 8, 0 none), contract:
  * FMA contraction (SE_GEN_FMAD, default 0 as the engine's kernels, docs/model.md). */
 typedef struct se_gen_options {
