@@ -55,7 +55,9 @@ int se_neurons_gpu_kernel(const struct se_neurons *e) {
    * classes, docs/gpu.md "gen"); else coop for small and medium cells (measured faster than
    * fused2 there) */
   char why[256];
-  if (se_neurons_gen_applicable(e, why, sizeof why))
+  const se_gen_options opt = se_gen_options_from_env();
+  if (se_neurons_gen_applicable(e, why, sizeof why) &&
+      se_neurons_gen_smem(e, &opt) <= SE_GEN_AUTO_MAX_SMEM)
     return SE_GPU_KERNEL_GEN;
   if (max_comp <= SE_GPU_COOP_MAX_COMP)
     return SE_GPU_KERNEL_COOP;

@@ -50,6 +50,14 @@ typedef struct se_gen_options {
 /* The options from the environment (defaults above). */
 se_gen_options se_gen_options_from_env(void);
 
+/* Shared memory per block of 32 threads that e's kernel needs under opt (the y of the rows not
+ * in registers, b and dg of each hh row). e must be applicable. Not collective. */
+size_t se_neurons_gen_smem(const struct se_neurons *e, const se_gen_options *opt);
+
+/* The auto choice takes gen only where its kernel needs at most this much shared memory per
+ * block (every GPU from sm_70 offers it; the six classes need at most 57 KiB). */
+#define SE_GEN_AUTO_MAX_SMEM (96 * 1024)
+
 /* 1 when e can take the gen step: one morphology of at most SE_GEN_MAX_ROWS compartments, its
  * cells laid out group after group in cell order (the engine's layout of a one-morphology
  * population); else 0 with the reason in why[0 .. n). Not collective. */
@@ -65,8 +73,23 @@ int se_neurons_gen_source(const struct se_neurons *e, const se_gen_options *opt,
 int se_neurons_gen_compile(const char *source, int major, int minor, int contract, char **cubin,
                            size_t *size, se_error *err);
 
-/* Generates, compiles and loads e's kernel for device and uploads fused2's row tables to d (the
- * deferred gate update's kernel reads them). Synchronous. */
+/* The cache of compiled kernels: the directory SE_GEN_CACHE names ("" or "off": none), else
+ * $XDG_CACHE_HOME/simengine, else $HOME/.cache/simengine, else none (NULL). buf holds the path.
+ * Not collective. */
+const char *se_neurons_gen_cache_dir(char *buf, size_t n);
+
+/* The cubin of source for compute capability major.minor (contract: FMA contraction): read from
+ * cache_dir when it holds an entry compiled from the same source, embedded headers, options and
+ * NVRTC version, else compiled (se_neurons_gen_compile) and stored there (under a temporary name,
+ * then renamed, so ranks that compile one kernel at once do not clash). A cache that cannot be
+ * read or written is passed over: the kernel is compiled. cache_dir NULL: no cache. *cached: 1
+ * when read from the cache. *cubin malloc'ed. Not collective. */
+int se_neurons_gen_cubin(const char *source, int major, int minor, int contract,
+                         const char *cache_dir, char **cubin, size_t *size, int *cached,
+                         se_error *err);
+
+/* Generates, compiles (or finds in the cache) and loads e's kernel for device and uploads
+ * fused2's row tables to d (the deferred gate update's kernel reads them). Synchronous. */
 int se_neurons_gen_attach(const struct se_neurons *e, int device, se_neurons_device *d,
                           se_gen_step *g, se_error *err);
 

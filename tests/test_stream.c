@@ -390,6 +390,72 @@ static void run_gpu_spiking(se_test_state *st, const se_neuron_model *m, int ker
 }
 
 #ifdef SIMENGINE_HAVE_CUDA
+/* The cubin cache (no GPU needed): an entry written by the first compile into a directory made
+ * with its parents and read back by the second, identical; a damaged entry compiled again and
+ * rewritten; an unwritable directory passed over; SE_GEN_CACHE naming or turning off the
+ * directory. */
+static void check_gen_cache(se_test_state *st, const char *source) {
+  se_error err = {0};
+  char tmpl[] = "/tmp/se_gen_cache_XXXXXX", dir[128], path[512] = "";
+  SE_EXPECT(st, mkdtemp(tmpl) != NULL, "mkdtemp");
+  snprintf(dir, sizeof dir, "%s/a/b", tmpl);
+  char *cubin[4] = {NULL, NULL, NULL, NULL};
+  size_t size[4] = {0, 0, 0, 0};
+  int cached[4] = {-1, -1, -1, -1};
+  for (int k = 0; k < 2; k++)
+    se_test_ok(se_neurons_gen_cubin(source, 9, 0, 0, dir, &cubin[k], &size[k], &cached[k], &err),
+               &err, "se_neurons_gen_cubin");
+  SE_EXPECT(st, cached[0] == 0 && cached[1] == 1, "compiled then cached: %d %d", cached[0],
+            cached[1]);
+  SE_EXPECT(st, size[0] == size[1] && size[0] > 0 && !memcmp(cubin[0], cubin[1], size[0]),
+            "the cached cubin differs (%zu and %zu bytes)", size[0], size[1]);
+  /* damage the entry: it is compiled again and rewritten */
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "ls %s/gen-*.cubin", dir);
+  FILE *ls = popen(cmd, "r");
+  if (ls) {
+    if (!fgets(path, sizeof path, ls))
+      path[0] = '\0';
+    path[strcspn(path, "\n")] = '\0';
+    pclose(ls);
+  }
+  FILE *f = path[0] ? fopen(path, "r+b") : NULL;
+  SE_EXPECT(st, f != NULL, "no cache entry in %s", dir);
+  if (f) {
+    fseek(f, 1000, SEEK_SET);
+    const int byte = fgetc(f);
+    fseek(f, 1000, SEEK_SET);
+    fputc(byte ^ 1, f); /* one bit of the cubin */
+    fclose(f);
+  }
+  se_test_ok(se_neurons_gen_cubin(source, 9, 0, 0, dir, &cubin[2], &size[2], &cached[2], &err),
+             &err, "se_neurons_gen_cubin (damaged entry)");
+  se_test_ok(se_neurons_gen_cubin(source, 9, 0, 0, dir, &cubin[3], &size[3], &cached[3], &err),
+             &err, "se_neurons_gen_cubin (rewritten entry)");
+  SE_EXPECT(st, cached[2] == 0 && cached[3] == 1 && size[3] == size[0],
+            "damaged entry: compiled %d, then cached %d", !cached[2], cached[3]);
+  for (int k = 0; k < 4; k++)
+    free(cubin[k]);
+  /* an unwritable place: compiled, no error */
+  char *c = NULL;
+  size_t n = 0;
+  int hit = -1;
+  SE_EXPECT(st, se_neurons_gen_cubin(source, 9, 0, 0, "/proc/se_gen_cache", &c, &n, &hit,
+                                     &err) == SE_OK && hit == 0 && n == size[0],
+            "unwritable cache: %s", err.message);
+  free(c);
+  char buf[256];
+  setenv("SE_GEN_CACHE", "off", 1);
+  SE_EXPECT(st, se_neurons_gen_cache_dir(buf, sizeof buf) == NULL, "SE_GEN_CACHE=off");
+  setenv("SE_GEN_CACHE", dir, 1);
+  const char *got = se_neurons_gen_cache_dir(buf, sizeof buf);
+  SE_EXPECT(st, got && !strcmp(got, dir), "SE_GEN_CACHE=%s: %s", dir, got ? got : "(none)");
+  unsetenv("SE_GEN_CACHE");
+  snprintf(cmd, sizeof cmd, "rm -rf %s", tmpl);
+  SE_EXPECT(st, system(cmd) == 0, "%s", cmd);
+  printf("gen cache: compiled, read back, damaged entry recompiled (%zu B of cubin)\n", size[0]);
+}
+
 /* The gen kernel's generator without a GPU: the population of several morphologies refused with
  * the reason, each morphology alone (37 cells: a partial last group) accepted and its source
  * compiled by NVRTC for sm_90, with every y in shared memory and with every y in registers. */
@@ -419,9 +485,12 @@ static void check_gen_source(se_test_state *st, const se_neuron_model *mixed,
         rc = se_neurons_gen_compile(src, 9, 0, 0, &cubin, &size, &err);
       SE_EXPECT(st, rc == SE_OK && size > 0, "morphology %d, %d register rows: %s", k,
                 reg_rows[q], err.message);
-      if (k == 0 && q == 0)
+      if (k == 0 && q == 0) {
         printf("gen: morphology 0 (%d rows): %zu B of source, %zu B of cubin, %zu B shared\n",
                e->groups[0].n_comp, src ? strlen(src) : 0, size, smem);
+        if (rc == SE_OK)
+          check_gen_cache(st, src);
+      }
       free(src);
       free(cubin);
     }

@@ -135,7 +135,8 @@ typedef struct se_neurons_options {
  * branch-level Hines solve (huge cells by EDD); AUTO: BRANCH when the cells fill fewer than
  * SE_GPU_AUTO_MIN_LANES of the 32 lanes of their same-morphology groups on average, or when a
  * cell has at least gpu_edd_min_comp compartments; else GEN for a population of one morphology
- * (of at most 1024 compartments); else COOP when no cell has more than
+ * (of at most 1024 compartments, its kernel within 96 KiB of shared memory per block); else COOP
+ * when no cell has more than
  * SE_GPU_COOP_MAX_COMP compartments (where each was measured faster); FUSED2 otherwise. */
 enum {
   SE_GPU_KERNEL_PHASES = 0,
@@ -256,7 +257,8 @@ int se_neurons_import_state(se_neurons_t engine, int64_t steps_taken, const doub
 int64_t se_neurons_steps_taken(se_neurons_t engine);
 
 /* The step an engine runs: "cpu" on the CPU backend, else its GPU kernel with
- * SE_GPU_KERNEL_AUTO resolved ("phases", "fused", "fused2", "branch" or "coop"). Not collective. */
+ * SE_GPU_KERNEL_AUTO resolved ("phases", "fused", "fused2", "branch", "coop" or "gen"). Not
+ * collective. */
 const char *se_neurons_step_name(se_neurons_t engine);
 
 /* Free and total memory of CUDA device `device` in bytes (cudaMemGetInfo). SE_ERR_UNSUPPORTED in
