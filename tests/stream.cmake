@@ -4,3 +4,6 @@
 # `ctest -L gpu` (tools/device/check.sh) runs the kernels on the device.
 se_test_program(test_stream ${CMAKE_CURRENT_SOURCE_DIR}/test_stream.c)
 se_add_test(engine_stream RANKS 1 LABELS unit gpu COMMAND $<TARGET_FILE:test_stream>)
+
+# tools/plot_step.py on simengine-bench step's CSV (the committed H200 table and a CPU run).
+se_add_script_test(step_plot LABELS unit COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/step_plot.sh)
