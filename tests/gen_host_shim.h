@@ -1,0 +1,33 @@
+/* Host stand-ins for the CUDA constructs of the gen kernel's generated source (cuda/neurons_gen.c),
+ * so that tests compile that source with the host C++ compiler and run it thread by thread
+ * (tests/gen_host_driver.cpp, test_stream.c's run_gen_host): no GPU needed. Included first
+ * (-include). */
+#ifndef SE_GEN_HOST_SHIM_H
+#define SE_GEN_HOST_SHIM_H
+
+#define __global__
+#define __constant__
+#define __shared__
+#define __launch_bounds__(n)
+
+struct se_gen_dim3 {
+  unsigned x, y, z;
+};
+/* the block and thread the driver runs */
+extern se_gen_dim3 blockIdx, threadIdx;
+
+static inline unsigned long long atomicCAS(unsigned long long *p, unsigned long long expected,
+                                           unsigned long long value) {
+  const unsigned long long old = *p;
+  if (old == expected)
+    *p = value;
+  return old;
+}
+
+static inline unsigned long long atomicAdd(unsigned long long *p, unsigned long long value) {
+  const unsigned long long old = *p;
+  *p += value;
+  return old;
+}
+
+#endif
