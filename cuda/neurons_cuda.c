@@ -265,7 +265,6 @@ static int attach_groups(se_neurons_t e, cuda_data *cd, se_error *err) {
     rc = se_neurons_cuda_upload(&d->groups, ordered, (size_t)e->n_groups * sizeof *ordered, err);
   if (rc == SE_OK)
     rc = build_thread_maps(e, position, d->n_threads, &lane_cell, &stim_ptr, &order, err);
-  free(position);
   free(ordered);
   int32_t *comp = rc == SE_OK ? malloc((size_t)e->n_stim * sizeof *comp + 1) : NULL;
   if (rc == SE_OK && !comp)
@@ -287,15 +286,14 @@ static int attach_groups(se_neurons_t e, cuda_data *cd, se_error *err) {
   free(stim_ptr);
   free(order);
   free(comp);
-  SE_TRY(rc);
-
-  if (cd->kernel == SE_GPU_KERNEL_FUSED2)
-    SE_TRY(attach_stream(e, cd, err));
-  else if (cd->kernel == SE_GPU_KERNEL_COOP)
-    SE_TRY(se_neurons_coop_attach(e, cd->device, d, &cd->coop, err));
-  else if (cd->kernel == SE_GPU_KERNEL_GEN)
-    SE_TRY(se_neurons_gen_attach(e, cd->device, d, &cd->gen, err));
-  return SE_OK;
+  if (rc == SE_OK && cd->kernel == SE_GPU_KERNEL_FUSED2)
+    rc = attach_stream(e, cd, err);
+  else if (rc == SE_OK && cd->kernel == SE_GPU_KERNEL_COOP)
+    rc = se_neurons_coop_attach(e, cd->device, d, &cd->coop, err);
+  else if (rc == SE_OK && cd->kernel == SE_GPU_KERNEL_GEN)
+    rc = se_neurons_gen_attach(e, cd->device, position, d, &cd->gen, err);
+  free(position);
+  return rc;
 }
 
 static int attach_cuda(se_neurons_t e, se_error *err) {

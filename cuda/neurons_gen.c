@@ -35,37 +35,69 @@ se_gen_options se_gen_options_from_env(void) {
 }
 
 int se_neurons_gen_applicable(const struct se_neurons *e, char *why, size_t n) {
-  const int64_t W = e->width;
   if (e->n_groups == 0 || e->n_cells == 0) {
     snprintf(why, n, "no cells");
     return 0;
   }
-  const se_group *g0 = &e->groups[0];
-  if (g0->n_comp > SE_GEN_MAX_ROWS) {
-    snprintf(why, n, "%d compartments per cell, more than the %d the generator writes out",
-             g0->n_comp, SE_GEN_MAX_ROWS);
-    return 0;
-  }
   for (int64_t g = 0; g < e->n_groups; g++)
-    if (e->groups[g].morphology != g0->morphology) {
-      snprintf(why, n, "more than one morphology (groups 0 and %lld)", (long long)g);
-      return 0;
-    }
-  for (int64_t g = 0; g < e->n_groups; g++) {
-    const se_group *q = &e->groups[g];
-    const int64_t lanes = e->n_cells - g * W < W ? e->n_cells - g * W : W;
-    if (q->base != g * W * g0->n_comp || q->first_cell != g * W || q->lanes != lanes) {
-      snprintf(why, n, "group %lld is not laid out in cell order", (long long)g);
-      return 0;
-    }
-  }
-  for (int64_t c = 0; c < e->n_cells; c++)
-    if (e->cell_group[c] != c / W || e->cell_lane[c] != (int32_t)(c % W)) {
-      snprintf(why, n, "cell %lld is not in lane %lld of group %lld", (long long)c,
-               (long long)(c % W), (long long)(c / W));
+    if (e->groups[g].n_comp > SE_GEN_MAX_ROWS) {
+      snprintf(why, n, "a morphology of %d compartments, more than the %d the generator writes out",
+               e->groups[g].n_comp, SE_GEN_MAX_ROWS);
       return 0;
     }
   return 1;
+}
+
+int se_neurons_gen_one_morphology(const struct se_neurons *e) {
+  for (int64_t g = 1; g < e->n_groups; g++)
+    if (e->groups[g].morphology != e->groups[0].morphology)
+      return 0;
+  return e->n_groups > 0;
+}
+
+/* 1 when e's cells share one morphology and lie group after group in cell order (the engine's
+ * layout of such a population): a thread then finds its slots from its cell index alone; else
+ * each kernel reads its morphology's group table. */
+static int cell_order(const struct se_neurons *e) {
+  const int64_t W = e->width;
+  if (!se_neurons_gen_one_morphology(e))
+    return 0;
+  for (int64_t g = 0; g < e->n_groups; g++) {
+    const se_group *q = &e->groups[g];
+    const int64_t lanes = e->n_cells - g * W < W ? e->n_cells - g * W : W;
+    if (q->base != g * W * q->n_comp || q->first_cell != g * W || q->lanes != lanes)
+      return 0;
+  }
+  for (int64_t c = 0; c < e->n_cells; c++)
+    if (e->cell_group[c] != c / W || e->cell_lane[c] != (int32_t)(c % W))
+      return 0;
+  return 1;
+}
+
+/* The morphologies with cells, ascending, into list[0 .. *count) (list holds e->n_groups). */
+static void morphologies(const struct se_neurons *e, int32_t *list, int *count) {
+  *count = 0;
+  for (int64_t g = 0; g < e->n_groups; g++) {
+    int seen = 0;
+    for (int k = 0; k < *count && !seen; k++)
+      seen = list[k] == e->groups[g].morphology;
+    if (seen)
+      continue;
+    int at = (*count)++;
+    while (at > 0 && list[at - 1] > e->groups[g].morphology) {
+      list[at] = list[at - 1];
+      at--;
+    }
+    list[at] = e->groups[g].morphology;
+  }
+}
+
+/* Compartments of morphology m (from a group of it). */
+static int morphology_rows(const struct se_neurons *e, int32_t m) {
+  for (int64_t g = 0; g < e->n_groups; g++)
+    if (e->groups[g].morphology == m)
+      return e->groups[g].n_comp;
+  return 0;
 }
 
 /* The rows of an n-row morphology whose y stays in registers (the rows eliminated last): opt's, or
@@ -77,10 +109,9 @@ static int register_rows(int n, const se_gen_options *opt) {
   return r < n ? r : n;
 }
 
-size_t se_neurons_gen_smem(const struct se_neurons *e, const se_gen_options *opt) {
-  const se_group *g0 = &e->groups[0];
-  const int n = g0->n_comp;
-  const uint8_t *hh = e->topology[g0->morphology].has_hh;
+size_t se_neurons_gen_smem(const struct se_neurons *e, int32_t m, const se_gen_options *opt) {
+  const int n = morphology_rows(e, m);
+  const uint8_t *hh = e->topology[m].has_hh;
   int n_hh = 0;
   for (int i = 0; i < n; i++)
     n_hh += hh[i] != 0;
@@ -210,21 +241,20 @@ static void put_y(text *t, const y_home *home, int i) {
 /* The lanes of the list schedule (docs/gpu.md "Session 9": 4 measured best). */
 #define GEN_SCHEDULE_LANES 4
 
-int se_neurons_gen_source(const struct se_neurons *e, const se_gen_options *opt, char **source,
-                          size_t *smem_bytes, se_error *err) {
-  const se_group *g0 = &e->groups[0];
-  const int n = g0->n_comp;
-  const int64_t W = e->width, mb = e->topology[g0->morphology].base;
-  se_stream_tables tab = {0};
-  SE_TRY(se_stream_build(e, &tab, err));
-  const se_stream_row *row = tab.rows + mb;
+/* Writes into *out the kernel se_gen_step_<m> of morphology m: in cell order (in_order) the thread
+ * of cell c finds its slots from c, else from its morphology's group table. */
+static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tables *tab,
+                      int32_t m, int in_order, const se_gen_options *opt, se_error *err) {
+  const int n = morphology_rows(e, m);
+  const int64_t W = e->width, mb = e->topology[m].base;
+  const se_stream_row *row = tab->rows + mb;
   int *order = calloc((size_t)n, sizeof *order), *hh_index = calloc((size_t)n, sizeof *hh_index);
   int *clamp_index = calloc((size_t)n, sizeof *clamp_index);
   int32_t *parent = calloc((size_t)n, sizeof *parent);
   int **kids = calloc((size_t)n, sizeof *kids), *nkids = calloc((size_t)n, sizeof *nkids);
   y_home *home = calloc((size_t)n, sizeof *home);
   int rc = SE_OK;
-  text t = {0};
+  text t = *out;
   if (!order || !hh_index || !clamp_index || !parent || !kids || !nkids || !home) {
     rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
                       "out of memory for the generated kernel of %d rows", n);
@@ -250,26 +280,21 @@ int se_neurons_gen_source(const struct se_neurons *e, const se_gen_options *opt,
     hh_index[i] = (row[i].meta & SE_STREAM_HH) ? n_hh++ : -1;
     clamp_index[i] = -1;
   }
-  for (int32_t k = 0; k < e->n_stim; k++)
-    if (clamp_index[e->stim_comp[k]] < 0)
+  for (int32_t k = 0; k < e->n_stim; k++) /* the clamps of this morphology's cells */
+    if (e->groups[e->cell_group[e->stim_cell[k]]].morphology == m &&
+        clamp_index[e->stim_comp[k]] < 0)
       clamp_index[e->stim_comp[k]] = n_clamp++;
   const int in_registers = register_rows(n, opt);
   for (int k = 0; k < n; k++) {
     home[order[k]].reg = k >= n - in_registers;
     home[order[k]].slot = home[order[k]].reg ? -1 : slots++;
   }
-  /* shared memory per thread: the y slots, then b and dg of each hh row */
+  /* shared memory per thread: the y slots, then b and dg of each hh row (se_neurons_gen_smem) */
   const int hh_slot = slots;
-  *smem_bytes = se_neurons_gen_smem(e, opt);
 
-  /* the cell count is an argument: the source, and so the cubin cache's entry, depends on the
-   * morphology, the width and the clamped rows, not on which cells an engine holds */
-  put(&t, "// Generated by simengine (cuda/neurons_gen.c): the step of one morphology, %d rows "
-          "(%d hh), width %lld.\n#include \"hh.h\"\n#include \"neurons_math.h\"\n",
-      n, n_hh, (long long)W);
+  put(&t, "// morphology %d: %d rows (%d hh)\n", (int)m, n, n_hh);
   if (n_hh > 0) {
-    put(&t, "struct se_gen_hh_row { long long off; double gna, gk, ena, ek; };\n"
-            "__constant__ se_gen_hh_row se_gen_hh[%d] = {\n", n_hh);
+    put(&t, "__constant__ se_gen_hh_row se_gen_hh_%d[%d] = {\n", (int)m, n_hh);
     for (int i = 0; i < n; i++)
       if (hh_index[i] >= 0)
         put(&t, "  {%lld, %.17g, %.17g, %.17g, %.17g},\n", (long long)i * W, e->gna[mb + i],
@@ -277,21 +302,28 @@ int se_neurons_gen_source(const struct se_neurons *e, const se_gen_options *opt,
     put(&t, "};\n");
   }
   put(&t,
-      "extern \"C\" __global__ void __launch_bounds__(32) se_gen_step(\n"
+      "extern \"C\" __global__ void __launch_bounds__(32) se_gen_step_%d(\n"
       "    double *__restrict__ v, double *__restrict__ gm, double *__restrict__ gh,\n"
       "    double *__restrict__ gn, const long long *__restrict__ stim_ptr,\n"
       "    const int *__restrict__ stim_comp, const double *__restrict__ stim_delay,\n"
       "    const double *__restrict__ stim_duration, const double *__restrict__ stim_amplitude,\n"
       "    unsigned long long *spike_count, double *spike_time, long long *spike_cell,\n"
       "    long long spike_capacity, unsigned long long *bad_cell, double *__restrict__ rhs,\n"
-      "    long long cells, double t_now, int update) {\n"
+      "    const se_gen_group *__restrict__ groups, const long long *__restrict__ lane_cell,\n"
+      "    long long threads, double t_now, int update) {\n"
       "  extern __shared__ double se_gen_smem[];\n"
-      "  const long long cell = (long long)blockIdx.x * 32 + threadIdx.x;\n"
-      "  if (cell >= cells) return;\n"
-      "  const long long s0 = cell / %lld * %lldLL + cell %% %lld;\n"
-      "  double *const V = v + s0, *const R = rhs + s0;\n"
-      "  double *const sy = se_gen_smem + threadIdx.x;\n",
-      (long long)W, (long long)W * n, (long long)W);
+      "  const long long tm = (long long)blockIdx.x * 32 + threadIdx.x;\n"
+      "  if (tm >= threads) return;\n", (int)m);
+  if (in_order) /* thread tm: cell tm, the engine's thread tm (its clamp list) */
+    put(&t, "  const long long th = tm, cell = tm, s0 = tm / %lld * %lldLL + tm %% %lld;\n",
+        (long long)W, (long long)W * n, (long long)W);
+  else /* thread tm: lane tm % W of the morphology's group tm / W */
+    put(&t, "  const se_gen_group g = groups[tm / %lld];\n  const int lane = (int)(tm %% %lld);\n"
+            "  if (lane >= g.lanes) return;\n"
+            "  const long long th = g.thread0 + lane, s0 = g.base + lane;\n",
+        (long long)W, (long long)W);
+  put(&t, "  double *const V = v + s0, *const R = rhs + s0;\n"
+          "  double *const sy = se_gen_smem + threadIdx.x;\n");
   const double dt = e->dt;
   /* the clamps' current of each clamped row, a compartment's clamps summed from the last as
    * fused2: in registers ic<q> for a few rows, else in the row's rhs slot (zeroed first at every
@@ -309,7 +341,7 @@ int se_neurons_gen_source(const struct se_neurons *e, const se_gen_options *opt,
         if (clamp_index[i] >= 0)
           put(&t, "  R[%lld] = 0.0;\n", (long long)i * W);
     }
-    put(&t, "  for (long long k = stim_ptr[cell + 1] - 1; k >= stim_ptr[cell]; k--) {\n"
+    put(&t, "  for (long long k = stim_ptr[th + 1] - 1; k >= stim_ptr[th]; k--) {\n"
             "    if (!se_iclamp_on(t_mid, stim_delay[k], stim_duration[k])) continue;\n"
             "    const int r = stim_comp[k];\n    const double a = stim_amplitude[k];\n   ");
     if (clamp_regs) {
@@ -325,13 +357,13 @@ int se_neurons_gen_source(const struct se_neurons *e, const se_gen_options *opt,
     put(&t,
         "#pragma unroll 1\n"
         "  for (int j = 0; j < %d; j++) { // the hh rows: currents, deferred gate update\n"
-        "    const se_gen_hh_row r = se_gen_hh[j];\n"
+        "    const se_gen_hh_row r = se_gen_hh_%d[j];\n"
         "    double m = gm[s0 + r.off], h = gh[s0 + r.off], n = gn[s0 + r.off], b = 0.0, dg = 0.0;\n"
         "    se_hh_row_terms(V[r.off], &m, &h, &n, update, %.17g, %.17g, r.gna, r.gk, r.ena, r.ek,"
         " &b, &dg);\n"
         "    if (update) { gm[s0 + r.off] = m; gh[s0 + r.off] = h; gn[s0 + r.off] = n; }\n"
         "    sy[(%d + 2 * j) * 32] = b;\n    sy[(%d + 2 * j + 1) * 32] = dg;\n  }\n",
-        n_hh, dt, e->q10, hh_slot, hh_slot);
+        n_hh, (int)m, dt, e->q10, hh_slot, hh_slot);
   /* backward: assemble and eliminate each row (fused2's se_stream_eliminate) */
   for (int k = 0; k < n; k++) {
     const int i = order[k];
@@ -408,17 +440,22 @@ int se_neurons_gen_source(const struct se_neurons *e, const se_gen_options *opt,
   /* the root's spike check (se_root_spike_check's) */
   put(&t, "  const double after = ");
   put_y(&t, home, 0);
+  put(&t, ";\n");
+  if (!in_order) /* the local cell, read only where needed */
+    put(&t, "  const bool bad = !isfinite(after), fired = v0 < %.17g && %.17g <= after;\n"
+            "  const long long cell = bad || fired ? lane_cell[th] : 0;\n",
+        e->spike_threshold, e->spike_threshold);
+  else
+    put(&t, "  const bool bad = !isfinite(after), fired = v0 < %.17g && %.17g <= after;\n",
+        e->spike_threshold, e->spike_threshold);
   put(&t,
-      ";\n  if (!isfinite(after)) atomicCAS(bad_cell, 0ULL, (unsigned long long)(cell + 1));\n"
-      "  if (v0 < %.17g && %.17g <= after) {\n"
+      "  if (bad) atomicCAS(bad_cell, 0ULL, (unsigned long long)(cell + 1));\n"
+      "  if (fired) {\n"
       "    const unsigned long long k = atomicAdd(spike_count, 1ULL);\n"
       "    if (k < (unsigned long long)spike_capacity) {\n"
       "      spike_time[k] = se_spike_time(t_now, %.17g, %.17g, v0, after);\n"
       "      spike_cell[k] = cell;\n    }\n  }\n}\n",
-      e->spike_threshold, e->spike_threshold, dt, e->spike_threshold);
-  if (t.failed)
-    rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
-                      "out of memory writing the generated kernel of %d rows", n);
+      dt, e->spike_threshold);
 done:
   if (kids)
     for (int i = 0; i < n; i++)
@@ -430,7 +467,35 @@ done:
   free(clamp_index);
   free(parent);
   free(home);
+  *out = t;
+  return rc;
+}
+
+int se_neurons_gen_source(const struct se_neurons *e, const se_gen_options *opt, char **source,
+                          se_error *err) {
+  int32_t *list = calloc((size_t)e->n_groups + 1, sizeof *list);
+  if (!list)
+    SE_FAIL(err, SE_ERR_NOMEM, "out of memory for %lld groups", (long long)e->n_groups);
+  int count = 0;
+  morphologies(e, list, &count);
+  se_stream_tables tab = {0};
+  int rc = se_stream_build(e, &tab, err);
+  const int in_order = cell_order(e);
+  text t = {0};
+  /* the cell count is an argument: the source, and so the cubin cache's entry, depends on the
+   * morphologies, the width and the clamped rows, not on which cells an engine holds */
+  put(&t, "// Generated by simengine (cuda/neurons_gen.c): the step of %d morpholog%s, width "
+          "%lld%s.\n#include \"hh.h\"\n#include \"neurons_math.h\"\n"
+          "struct se_gen_hh_row { long long off; double gna, gk, ena, ek; };\n"
+          "struct se_gen_group { long long base, thread0; int lanes, pad; };\n",
+      count, count == 1 ? "y" : "ies", (long long)e->width, in_order ? ", cells in order" : "");
+  for (int k = 0; rc == SE_OK && k < count; k++)
+    rc = put_kernel(&t, e, &tab, list[k], in_order, opt, err);
+  if (rc == SE_OK && t.failed)
+    rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
+                      "out of memory writing the generated kernels of %d morphologies", count);
   se_stream_free(&tab);
+  free(list);
   if (rc == SE_OK)
     *source = t.s;
   else
@@ -600,8 +665,34 @@ int se_neurons_gen_cubin(const char *source, int major, int minor, int contract,
   return SE_OK;
 }
 
-int se_neurons_gen_attach(const struct se_neurons *e, int device, se_neurons_device *d,
-                          se_gen_step *g, se_error *err) {
+/* The group table entry of the generated source's se_gen_group (same layout). */
+typedef struct gen_group {
+  int64_t base, thread0;
+  int32_t lanes, pad;
+} gen_group;
+
+/* Uploads morphology m's group table (its groups in the engine's order; thread0 from the launch
+ * position of each group) into k->groups and counts its threads. */
+static int upload_groups(const struct se_neurons *e, const int64_t *position, int32_t m,
+                         se_gen_kernel *k, se_error *err) {
+  int64_t ng = 0;
+  for (int64_t g = 0; g < e->n_groups; g++)
+    ng += e->groups[g].morphology == m;
+  gen_group *tab = calloc((size_t)ng + 1, sizeof *tab);
+  if (!tab)
+    SE_FAIL(err, SE_ERR_NOMEM, "out of memory for the group table of %lld groups", (long long)ng);
+  int64_t q = 0;
+  for (int64_t g = 0; g < e->n_groups; g++)
+    if (e->groups[g].morphology == m)
+      tab[q++] = (gen_group){e->groups[g].base, position[g] * e->width, e->groups[g].lanes, 0};
+  k->threads = ng * e->width;
+  const int rc = se_neurons_cuda_upload(&k->groups, tab, (size_t)ng * sizeof *tab, err);
+  free(tab);
+  return rc;
+}
+
+int se_neurons_gen_attach(const struct se_neurons *e, int device, const int64_t *position,
+                          se_neurons_device *d, se_gen_step *g, se_error *err) {
   char why[256];
   if (!se_neurons_gen_applicable(e, why, sizeof why))
     SE_FAIL(err, SE_ERR_ARG, "the gen kernel cannot step this population: %s (--gpu-kernel coop "
@@ -615,41 +706,73 @@ int se_neurons_gen_attach(const struct se_neurons *e, int device, se_neurons_dev
   se_stream_free(&tab);
   SE_TRY(rc);
   const se_gen_options opt = se_gen_options_from_env();
-  char *source = NULL, *cubin = NULL;
-  size_t cubin_size = 0;
   int major = 0, minor = 0, smem_max = 0;
   SE_CUDA_CHECK(err, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   SE_CUDA_CHECK(err, cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
   SE_CUDA_CHECK(err, cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin,
                                             device));
-  SE_TRY(se_neurons_gen_source(e, &opt, &source, &g->smem, err));
-  if (g->smem > (size_t)smem_max) {
-    free(source);
-    SE_FAIL(err, SE_ERR_ARG, "the gen kernel of %d compartments needs %zu B of shared memory per "
-            "block, more than device %d's %d B: raise SE_GEN_REG_ROWS or use --gpu-kernel coop",
-            e->groups[0].n_comp, g->smem, device, smem_max);
+  /* one kernel per morphology with cells */
+  int32_t *list = calloc((size_t)e->n_groups + 1, sizeof *list);
+  if (!list)
+    SE_FAIL(err, SE_ERR_NOMEM, "out of memory for %lld groups", (long long)e->n_groups);
+  int count = 0;
+  morphologies(e, list, &count);
+  g->in_order = cell_order(e);
+  g->k = calloc((size_t)count, sizeof *g->k);
+  if (!g->k) {
+    free(list);
+    SE_FAIL(err, SE_ERR_NOMEM, "out of memory for %d kernels", count);
   }
+  g->n = count;
+  for (int k = 0; k < count && rc == SE_OK; k++) {
+    se_gen_kernel *kk = &g->k[k];
+    kk->morphology = list[k];
+    kk->smem = se_neurons_gen_smem(e, list[k], &opt);
+    if (kk->smem > (size_t)smem_max)
+      rc = se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__,
+                        "the gen kernel of morphology %d (%d compartments) needs %zu B of shared "
+                        "memory per block, more than device %d's %d B: raise SE_GEN_REG_ROWS or "
+                        "use --gpu-kernel coop", (int)list[k], morphology_rows(e, list[k]),
+                        kk->smem, device, smem_max);
+    else if (g->in_order)
+      kk->threads = e->n_cells;
+    else
+      rc = upload_groups(e, position, list[k], kk, err);
+  }
+  free(list);
+  SE_TRY(rc);
+  char *source = NULL, *cubin = NULL;
+  size_t cubin_size = 0;
+  SE_TRY(se_neurons_gen_source(e, &opt, &source, err));
   char dir_buf[4096];
   const char *dir = se_neurons_gen_cache_dir(dir_buf, sizeof dir_buf);
   int cached = 0;
   rc = se_neurons_gen_cubin(source, major, minor, opt.contract, dir, &cubin, &cubin_size, &cached,
                             err);
-  if (rc == SE_OK && getenv("SE_GEN_VERBOSE"))
-    fprintf(stderr, "gen: %d rows, %zu B of source, %zu B of cubin (%s), %zu B shared per "
-            "block\n", e->groups[0].n_comp, strlen(source), cubin_size,
-            cached ? "from the cache" : "compiled", g->smem);
+  if (rc == SE_OK && getenv("SE_GEN_VERBOSE")) {
+    fprintf(stderr, "gen: %d morpholog%s, %zu B of source, %zu B of cubin (%s);", g->n,
+            g->n == 1 ? "y" : "ies", strlen(source), cubin_size,
+            cached ? "from the cache" : "compiled");
+    for (int k = 0; k < g->n; k++)
+      fprintf(stderr, " %d rows: %zu B shared per block;", morphology_rows(e, g->k[k].morphology),
+              g->k[k].smem);
+    fprintf(stderr, "\n");
+  }
   free(source);
   SE_TRY(rc);
   cudaError_t cr = cudaLibraryLoadData(&g->library, cubin, NULL, NULL, 0, NULL, NULL, 0);
   free(cubin);
   if (cr != cudaSuccess)
-    SE_FAIL(err, SE_ERR_CUDA, "loading the generated step kernel on device %d failed: %s (%s)",
+    SE_FAIL(err, SE_ERR_CUDA, "loading the generated step kernels on device %d failed: %s (%s)",
             device, cudaGetErrorName(cr), cudaGetErrorString(cr));
-  SE_CUDA_CHECK(err, cudaLibraryGetKernel(&g->kernel, g->library, "se_gen_step"));
-  SE_CUDA_CHECK(err, cudaKernelSetAttributeForDevice(
-                         g->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g->smem,
-                         device));
-  g->cells = e->n_cells;
+  for (int k = 0; k < g->n; k++) {
+    char name[64];
+    snprintf(name, sizeof name, "se_gen_step_%d", (int)g->k[k].morphology);
+    SE_CUDA_CHECK(err, cudaLibraryGetKernel(&g->k[k].kernel, g->library, name));
+    SE_CUDA_CHECK(err, cudaKernelSetAttributeForDevice(
+                           g->k[k].kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           (int)g->k[k].smem, device));
+  }
   return SE_OK;
 }
 
@@ -663,17 +786,28 @@ cudaError_t se_neurons_gen_launch(const se_gen_step *g, const se_neurons_device 
   long long *spike_cell = (long long *)d->spike_cell;
   long long capacity = d->spike_capacity;
   double *rhs = d->rhs;
-  long long cells = g->cells;
-  void *args[] = {&v,          &m,        &h,        &n,    &stim_ptr, &stim_comp,
-                  &delay,      &duration, &amp,      &spike_count,     &spike_time,
-                  &spike_cell, &capacity, &bad_cell, &rhs,  &cells,    &t_now,
-                  &update};
-  const dim3 grid = {(unsigned)((g->cells + 31) / 32), 1, 1}, block = {32, 1, 1};
-  return cudaLaunchKernel((const void *)g->kernel, grid, block, args, g->smem, stream);
+  const long long *lane_cell = (const long long *)d->lane_cell;
+  for (int k = 0; k < g->n; k++) {
+    const void *groups = g->k[k].groups;
+    long long threads = g->k[k].threads;
+    void *args[] = {&v,          &m,        &h,        &n,      &stim_ptr,  &stim_comp,
+                    &delay,      &duration, &amp,      &spike_count,         &spike_time,
+                    &spike_cell, &capacity, &bad_cell, &rhs,    &groups,    &lane_cell,
+                    &threads,    &t_now,    &update};
+    const dim3 grid = {(unsigned)((threads + 31) / 32), 1, 1}, block = {32, 1, 1};
+    const cudaError_t rc = cudaLaunchKernel((const void *)g->k[k].kernel, grid, block, args,
+                                            g->k[k].smem, stream);
+    if (rc != cudaSuccess)
+      return rc;
+  }
+  return cudaSuccess;
 }
 
 void se_neurons_gen_free(se_gen_step *g) {
   if (g->library)
     cudaLibraryUnload(g->library);
+  for (int k = 0; k < g->n; k++)
+    cudaFree(g->k[k].groups);
+  free(g->k);
   memset(g, 0, sizeof *g);
 }

@@ -1,8 +1,8 @@
-/* The generated ("gen") time step of the neurons engine (docs/gpu.md, "gen"). For a population
- * whose cells all share one morphology, fused2's step (neurons_stream.h: the v-form row, the
- * gate update deferred to the next step, DCONST pivots precomputed) is written out at attach time
- * as straight-line code for that morphology and compiled by NVRTC for the device: one thread per
- * cell, the tree in the code (no row table), every per-row constant an immediate, the rows in a
+/* The generated ("gen") time step of the neurons engine (docs/gpu.md, "gen"). For each
+ * morphology of a population, fused2's step (neurons_stream.h: the v-form row, the gate update
+ * deferred to the next step, DCONST pivots precomputed) is written out at attach time as
+ * straight-line code for that morphology (one kernel per morphology, launched over its groups)
+ * and compiled by NVRTC for the device: one thread per cell, the tree in the code (no row table), every per-row constant an immediate, the rows in a
  * list schedule that interleaves independent branches, y in registers (the rows eliminated
  * last) and in shared memory. The hh rows go through one loop over a table in constant memory
  * before the elimination: their code once (inlined at every hh row the code overflows the
@@ -30,12 +30,22 @@ struct se_neurons;
  * more, in their rows' rhs slots. */
 #define SE_GEN_MAX_CLAMP_ROWS 8
 
-/* A compiled step kernel. */
+/* The compiled kernel of one morphology. */
+typedef struct se_gen_kernel {
+  int32_t morphology;
+  cudaKernel_t kernel;
+  size_t smem;     /* dynamic shared memory per block of 32 threads */
+  int64_t threads; /* threads launched: the morphology's cells (in cell order), else its groups
+                      times the width */
+  void *groups;    /* device table of the morphology's groups (NULL in cell order) */
+} se_gen_kernel;
+
+/* The compiled step: one library, a kernel per morphology with cells. */
 typedef struct se_gen_step {
   cudaLibrary_t library;
-  cudaKernel_t kernel;
-  size_t smem;   /* dynamic shared memory per block of 32 threads */
-  int64_t cells; /* threads launched, one per cell */
+  int n;
+  se_gen_kernel *k;
+  int in_order; /* one morphology, cells group after group in cell order: no group table */
 } se_gen_step;
 
 /* The generator's choices (environment knobs for experiments): register_rows rows eliminated
@@ -50,23 +60,25 @@ typedef struct se_gen_options {
 /* The options from the environment (defaults above). */
 se_gen_options se_gen_options_from_env(void);
 
-/* Shared memory per block of 32 threads that e's kernel needs under opt (the y of the rows not
- * in registers, b and dg of each hh row). e must be applicable. Not collective. */
-size_t se_neurons_gen_smem(const struct se_neurons *e, const se_gen_options *opt);
+/* Shared memory per block of 32 threads that the kernel of e's morphology m needs under opt (the
+ * y of the rows not in registers, b and dg of each hh row). Not collective. */
+size_t se_neurons_gen_smem(const struct se_neurons *e, int32_t m, const se_gen_options *opt);
 
 /* The auto choice takes gen only where its kernel needs at most this much shared memory per
  * block (every GPU from sm_70 offers it; the six classes need at most 57 KiB). */
 #define SE_GEN_AUTO_MAX_SMEM (96 * 1024)
 
-/* 1 when e can take the gen step: one morphology of at most SE_GEN_MAX_ROWS compartments, its
- * cells laid out group after group in cell order (the engine's layout of a one-morphology
- * population); else 0 with the reason in why[0 .. n). Not collective. */
+/* 1 when e can take the gen step: cells, every morphology of at most SE_GEN_MAX_ROWS
+ * compartments; else 0 with the reason in why[0 .. n). Not collective. */
 int se_neurons_gen_applicable(const struct se_neurons *e, char *why, size_t n);
 
-/* The CUDA C++ source of e's step kernel ("se_gen_step") and its dynamic shared memory per
- * block. *source is malloc'ed (the caller frees it). e must be applicable. Not collective. */
+/* 1 when e's cells all share one morphology. Not collective. */
+int se_neurons_gen_one_morphology(const struct se_neurons *e);
+
+/* The CUDA C++ source of e's step kernels, "se_gen_step_<m>" for each morphology m with cells.
+ * *source is malloc'ed (the caller frees it). e must be applicable. Not collective. */
 int se_neurons_gen_source(const struct se_neurons *e, const se_gen_options *opt, char **source,
-                          size_t *smem_bytes, se_error *err);
+                          se_error *err);
 
 /* Compiles source with NVRTC for compute capability major.minor into a cubin (*cubin malloc'ed,
  * *size bytes); needs no GPU. On failure err holds NVRTC's log. Not collective. */
@@ -88,16 +100,19 @@ int se_neurons_gen_cubin(const char *source, int major, int minor, int contract,
                          const char *cache_dir, char **cubin, size_t *size, int *cached,
                          se_error *err);
 
-/* Generates, compiles (or finds in the cache) and loads e's kernel for device and uploads
- * fused2's row tables to d (the deferred gate update's kernel reads them). Synchronous. */
-int se_neurons_gen_attach(const struct se_neurons *e, int device, se_neurons_device *d,
-                          se_gen_step *g, se_error *err);
+/* Generates, compiles (or finds in the cache) and loads e's kernels for device, uploads each
+ * morphology's group table (position[g]: the launch position of engine group g, whose lanes are
+ * the CUDA backend's threads position[g] * width + lane) and fused2's row tables to d (the
+ * deferred gate update's kernel reads them). Synchronous. */
+int se_neurons_gen_attach(const struct se_neurons *e, int device, const int64_t *position,
+                          se_neurons_device *d, se_gen_step *g, se_error *err);
 
-/* One step from t_now (update: the deferred gate update first) on stream. Asynchronous. */
+/* One step from t_now (update: the deferred gate update first) on stream: one launch per
+ * morphology. Asynchronous. */
 cudaError_t se_neurons_gen_launch(const se_gen_step *g, const se_neurons_device *d, double t_now,
                                   int update, cudaStream_t stream);
 
-/* Unloads the kernel. */
+/* Unloads the kernels, frees the group tables. */
 void se_neurons_gen_free(se_gen_step *g);
 
 #ifdef __cplusplus

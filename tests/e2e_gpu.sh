@@ -11,7 +11,9 @@
 #   mono-*:   one morphology per population for the generated kernel (gen): 100 cells of
 #             small-low (one clamp at the soma of every cell, one more on compartment 10 of cell
 #             3: their currents in registers), of medium-high (the same), and 64 copies of
-#             96ML.CNG.swc.
+#             96ML.CNG.swc;
+#   classes:  the six synthetic classes, 40 cells each, for gen with several morphologies (a
+#             kernel per morphology over its group table), the same clamps.
 # fused2 also runs with its other code paths forced (docs/gpu.md: y spilled to global memory
 # below the last 5 rows, accumulators in global memory, two chunks of loads ahead, no L2 hints);
 # coop runs at widths 32 and 8 and on two ranks; branch also with EDD for every cell of 300+
@@ -30,8 +32,10 @@ prep() { "$bin/simengine-prep" neurons -o "$work/$1.h5" "${@:2}" --tstop 100 --r
            --record-dtype float64 | tail -2; }
 run() { "$MPIEXEC" --oversubscribe -n "$1" "$bin/simengine" -q "${@:2}"; }
 input_of() {
-  case "$1" in distinct*) echo distinct ;; huge*) echo huge ;; gen-*) echo "mono-${1#gen-}" ;;
-    *) echo mix ;; esac
+  case "$1" in
+    distinct*) echo distinct ;; huge*) echo huge ;; gen-classes) echo classes ;;
+    gen-*) echo "mono-${1#gen-}" ;; *) echo mix ;;
+  esac
 }
 gpu_run() {
   local out="$work/$1.h5" in="$work/$(input_of "$1").h5"
@@ -57,7 +61,7 @@ gpu_run() {
     *) echo "unknown GPU run '$1'"; return 1 ;;
   esac
 }
-runs=${SE_E2E_GPU_RUNS:-fused phases fused8 fused2r stream stream8 stream2r streamg coop coop8 coop2r branch branch2r branchedd distinct huge gen-small-low gen-medium-high gen-swc}
+runs=${SE_E2E_GPU_RUNS:-fused phases fused8 fused2r stream stream8 stream2r streamg coop coop8 coop2r branch branch2r branchedd distinct huge gen-small-low gen-medium-high gen-swc gen-classes}
 declare -A need=() cpu=()
 for f in $runs; do need[$(input_of "$f")]=1; done
 args=()
@@ -76,6 +80,9 @@ done
 for i in "${!need[@]}"; do
   case "$i" in
     mono-swc) prep "$i" --swc "$M/96ML.CNG.swc:64" --iclamp-all 5:90:0.5 --record-every 4 ;;
+    classes) prep "$i" --class small-low:40 --class small-high:40 --class medium-low:40 \
+               --class medium-high:40 --class big-low:40 --class big-high:40 \
+               --iclamp-all 5:90:0.5 --iclamp 3:10:20:30:0.3 --record-every 4 ;;
     mono-*) prep "$i" --class "${i#mono-}:100" --iclamp-all 5:90:0.5 --iclamp 3:10:20:30:0.3 \
               --record-every 4 ;;
   esac

@@ -459,17 +459,25 @@ static void check_gen_cache(se_test_state *st, const char *source) {
   printf("gen cache: compiled, read back, damaged entry recompiled (%zu B of cubin)\n", size[0]);
 }
 
-/* The gen kernel's generated source compiled by the host C++ compiler (tests/gen_host_shim.h) and
+/* The gen kernels' generated source compiled by the host C++ compiler (tests/gen_host_shim.h) and
  * run thread by thread (tests/gen_host_driver.cpp) on a CPU engine's arrays (the same slot layout
  * as the device's), against the CPU backend over the model's 100 ms: voltages within 1e-7 mV,
  * gates within 1e-9 after the deferred update is finished (se_stream_reference_finish), every
- * spike matched within 1e-7 ms. The generator's output checked in CI, without a GPU. */
-typedef void (*gen_launch_fn)(double *, double *, double *, double *, const long long *,
+ * spike matched within 1e-7 ms. The generator's output checked in CI, without a GPU: one
+ * morphology in cell order, and several through their group tables (threads numbered group by
+ * group, each group's lanes its threads, as the CUDA backend's with the launch order taken as
+ * the groups' order). */
+typedef void (*gen_kernel_fn)(double *, double *, double *, double *, const long long *,
                               const int *, const double *, const double *, const double *,
                               unsigned long long *, double *, long long *, long long,
-                              unsigned long long *, double *, long long, double, int);
+                              unsigned long long *, double *, const void *, const long long *,
+                              long long, double, int);
+typedef struct host_group { /* the generated source's se_gen_group */
+  int64_t base, thread0;
+  int32_t lanes, pad;
+} host_group;
 
-static void run_gen_host(se_test_state *st, const se_neuron_model *m, int width, int k_morph) {
+static void run_gen_host(se_test_state *st, const se_neuron_model *m, int width, const char *what) {
   se_error err = {0};
   se_neurons_options opt = se_neurons_default_options();
   opt.interleave_width = width;
@@ -478,44 +486,73 @@ static void run_gen_host(se_test_state *st, const se_neuron_model *m, int width,
   se_test_ok(se_neurons_create(m, 0, m->n_cells, &opt, &b, &err), &err, "create (gen host)");
   const se_gen_options go = se_gen_options_from_env();
   char *src = NULL, dir[] = "/tmp/se_gen_host_XXXXXX", path[256], cmd[1024];
-  size_t smem = 0;
-  se_test_ok(se_neurons_gen_source(b, &go, &src, &smem, &err), &err, "se_neurons_gen_source");
+  se_test_ok(se_neurons_gen_source(b, &go, &src, &err), &err, "se_neurons_gen_source");
   SE_EXPECT(st, mkdtemp(dir) != NULL, "mkdtemp");
   snprintf(path, sizeof path, "%s/gen.cpp", dir);
   FILE *f = fopen(path, "w");
   SE_EXPECT(st, f && fputs(src, f) >= 0 && fclose(f) == 0, "writing %s", path);
+  /* in cell order a kernel takes the cell count, else its groups' threads (se_gen_step) */
+  const int in_order = strstr(src, "cells in order") != NULL;
   free(src);
   snprintf(cmd, sizeof cmd,
            "c++ -std=c++17 -O1 -w -shared -fPIC -I%s/src -include %s/tests/gen_host_shim.h "
            "%s %s/tests/gen_host_driver.cpp -o %s/gen.so",
            SE_SOURCE_DIR, SE_SOURCE_DIR, path, SE_SOURCE_DIR, dir);
   const int built = system(cmd) == 0;
-  SE_EXPECT(st, built, "host compile of the generated kernel failed: %s", cmd);
+  SE_EXPECT(st, built, "host compile of the generated kernels failed: %s", cmd);
   snprintf(path, sizeof path, "%s/gen.so", dir);
   void *so = built ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
-  gen_launch_fn launch = so ? (gen_launch_fn)(uintptr_t)dlsym(so, "se_gen_host_launch") : NULL;
-  SE_EXPECT(st, !built || launch, "dlopen/dlsym %s: %s", path, dlerror());
-  if (launch) {
-    /* each cell's clamps by compartment, model order within (the CUDA backend's thread maps,
-     * written again here: one thread per cell) */
-    const int64_t nc = b->n_cells, ns = b->n_stim;
-    long long *ptr = se_test_calloc((size_t)nc + 1, sizeof *ptr);
+  void (*at)(unsigned, unsigned) =
+      so ? (void (*)(unsigned, unsigned))(uintptr_t)dlsym(so, "se_gen_host_at") : NULL;
+  SE_EXPECT(st, !built || at, "dlopen/dlsym %s: %s", path, dlerror());
+  const int64_t nc = b->n_cells, ns = b->n_stim, W = width, ng = b->n_groups;
+  /* the morphologies' kernels, group tables and thread counts */
+  int n_k = 0;
+  int32_t *morph = se_test_calloc((size_t)ng, sizeof *morph);
+  gen_kernel_fn *kernel = se_test_calloc((size_t)ng, sizeof *kernel);
+  host_group **tab = se_test_calloc((size_t)ng, sizeof *tab);
+  int64_t *threads = se_test_calloc((size_t)ng, sizeof *threads);
+  for (int64_t g = 0; at && g < ng; g++) {
+    int k = 0;
+    while (k < n_k && morph[k] != b->groups[g].morphology)
+      k++;
+    if (k == n_k) {
+      morph[n_k] = b->groups[g].morphology;
+      tab[n_k] = se_test_calloc((size_t)ng, sizeof **tab);
+      char name[64];
+      snprintf(name, sizeof name, "se_gen_step_%d", (int)morph[n_k]);
+      kernel[n_k] = (gen_kernel_fn)(uintptr_t)dlsym(so, name);
+      SE_EXPECT(st, kernel[n_k] != NULL, "no kernel %s in %s", name, path);
+      n_k++;
+    }
+    tab[k][threads[k] / W] = (host_group){b->groups[g].base, g * W, b->groups[g].lanes, 0};
+    threads[k] += W;
+  }
+  if (at && n_k > 0) {
+    /* each thread's clamps by compartment, model order within (the CUDA backend's thread maps,
+     * written again here), thread = group * width + lane */
+    long long *ptr = se_test_calloc((size_t)(ng * W) + 1, sizeof *ptr);
+    long long *lane_cell = se_test_calloc((size_t)(ng * W) + 1, sizeof *lane_cell);
     int32_t *order = se_test_calloc((size_t)ns + 1, sizeof *order);
     int *comp = se_test_calloc((size_t)ns + 1, sizeof *comp);
     double *clamp = se_test_calloc(3 * (size_t)ns + 1, sizeof *clamp);
-    int64_t *fill = se_test_calloc((size_t)nc + 1, sizeof *fill);
-    for (int64_t k = 0; k < ns; k++)
-      ptr[b->stim_cell[k] + 1]++;
+    int64_t *fill = se_test_calloc((size_t)(ng * W) + 1, sizeof *fill);
     for (int64_t c = 0; c < nc; c++)
-      ptr[c + 1] += ptr[c];
-    for (int32_t k = 0; k < (int32_t)ns; k++) {
+      lane_cell[b->cell_group[c] * W + b->cell_lane[c]] = c;
+    for (int64_t k = 0; k < ns; k++) {
       const int64_t c = b->stim_cell[k];
-      int64_t at = ptr[c] + fill[c]++;
-      while (at > ptr[c] && b->stim_comp[order[at - 1]] > b->stim_comp[k]) {
-        order[at] = order[at - 1];
-        at--;
+      ptr[b->cell_group[c] * W + b->cell_lane[c] + 1]++;
+    }
+    for (int64_t t = 0; t < ng * W; t++)
+      ptr[t + 1] += ptr[t];
+    for (int32_t k = 0; k < (int32_t)ns; k++) {
+      const int64_t c = b->stim_cell[k], t = b->cell_group[c] * W + b->cell_lane[c];
+      int64_t q = ptr[t] + fill[t]++;
+      while (q > ptr[t] && b->stim_comp[order[q - 1]] > b->stim_comp[k]) {
+        order[q] = order[q - 1];
+        q--;
       }
-      order[at] = k;
+      order[q] = k;
     }
     for (int64_t j = 0; j < ns; j++) {
       comp[j] = b->stim_comp[order[j]];
@@ -532,8 +569,15 @@ static void run_gen_host(se_test_state *st, const se_neuron_model *m, int width,
     unsigned long long count_b = 0, bad = 0;
     int64_t count_a = 0;
     for (int64_t s = 0; s < steps; s++) {
-      launch(b->v, b->m, b->h, b->n, ptr, comp, clamp, clamp + ns, clamp + 2 * ns, &count_b,
-             time_b, cell_b, capacity, &bad, rhs, nc, a->t, s > 0);
+      for (int k = 0; k < n_k && kernel[k]; k++) {
+        const long long nt = threads[k]; /* in cell order the threads past the cells return */
+        for (long long t = 0; t < nt; t++) {
+          at((unsigned)(t / 32), (unsigned)(t % 32));
+          kernel[k](b->v, b->m, b->h, b->n, ptr, comp, clamp, clamp + ns, clamp + 2 * ns,
+                    &count_b, time_b, cell_b, capacity, &bad, rhs, tab[k], lane_cell,
+                    in_order ? nc : nt, a->t, s > 0);
+        }
+      }
       se_test_ok(se_neurons_step(a, &err), &err, "step (reference)");
       int64_t n;
       const double *t;
@@ -544,10 +588,10 @@ static void run_gen_host(se_test_state *st, const se_neuron_model *m, int width,
         cell_a[count_a] = c[q];
       }
     }
-    se_stream_tables tab;
-    se_test_ok(se_stream_build(b, &tab, &err), &err, "se_stream_build");
-    se_stream_reference_finish(b, &tab); /* the gate update the next step would do first */
-    se_stream_free(&tab);
+    se_stream_tables stab;
+    se_test_ok(se_stream_build(b, &stab, &err), &err, "se_stream_build");
+    se_stream_reference_finish(b, &stab); /* the gate update the next step would do first */
+    se_stream_free(&stab);
     double max_dv = 0.0, max_gate = 0.0;
     for (int64_t c = 0; c < nc; c++)
       for (int32_t i = 0; i < a->groups[a->cell_group[c]].n_comp; i++) {
@@ -566,16 +610,17 @@ static void run_gen_host(se_test_state *st, const se_neuron_model *m, int width,
           best = fmin(best, fabs(time_b[q] - time_a[p]));
       matched += best <= 1e-7;
     }
-    printf("gen on the host, morphology %d, width %2d: max |dv| %.3g mV, gates %.3g, %llu spikes "
-           "(cpu %lld, %lld matched)\n", k_morph, width, max_dv, max_gate, count_b,
-           (long long)count_a, (long long)matched);
+    printf("gen on the host, %s, %d kernel%s, width %2d: max |dv| %.3g mV, gates %.3g, %llu "
+           "spikes (cpu %lld, %lld matched)\n", what, n_k, n_k == 1 ? "" : "s", width, max_dv,
+           max_gate, count_b, (long long)count_a, (long long)matched);
     SE_EXPECT(st, max_dv <= 1e-7 && max_gate <= 1e-9 && bad == 0,
-              "gen on the host, morphology %d: |dv| %g mV, gates %g, bad cell %llu", k_morph,
-              max_dv, max_gate, bad);
+              "gen on the host, %s: |dv| %g mV, gates %g, bad cell %llu", what, max_dv, max_gate,
+              bad);
     SE_EXPECT(st, (int64_t)count_b == count_a && matched == count_a && count_a >= nc,
-              "gen on the host, morphology %d: %llu spikes, cpu %lld, %lld matched", k_morph,
-              count_b, (long long)count_a, (long long)matched);
+              "gen on the host, %s: %llu spikes, cpu %lld, %lld matched", what, count_b,
+              (long long)count_a, (long long)matched);
     free(ptr);
+    free(lane_cell);
     free(order);
     free(comp);
     free(clamp);
@@ -586,6 +631,12 @@ static void run_gen_host(se_test_state *st, const se_neuron_model *m, int width,
     free(cell_a);
     free(cell_b);
   }
+  for (int k = 0; k < n_k; k++)
+    free(tab[k]);
+  free(tab);
+  free(morph);
+  free(kernel);
+  free(threads);
   if (so)
     dlclose(so);
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
@@ -594,9 +645,10 @@ static void run_gen_host(se_test_state *st, const se_neuron_model *m, int width,
   se_neurons_destroy(b);
 }
 
-/* The gen kernel's generator without a GPU: the population of several morphologies refused with
- * the reason, each morphology alone (37 cells: a partial last group) accepted and its source
- * compiled by NVRTC for sm_90, with every y in shared memory and with every y in registers. */
+/* The gen kernel's generator without a GPU: the population of several morphologies compiled by
+ * NVRTC (a kernel per morphology), a morphology larger than SE_GEN_MAX_ROWS refused with the
+ * reason, each morphology alone (37 cells: a partial last group) compiled for sm_90 with every y
+ * in shared memory and with every y in registers. */
 static void check_gen_source(se_test_state *st, const se_neuron_model *mixed,
                              const se_neuron_model *mono, int n_mono) {
   se_error err = {0};
@@ -605,9 +657,38 @@ static void check_gen_source(se_test_state *st, const se_neuron_model *mixed,
   se_neurons_t e = NULL;
   char why[256] = "";
   se_test_ok(se_neurons_create(mixed, 0, mixed->n_cells, &opt, &e, &err), &err, "create");
-  SE_EXPECT(st, !se_neurons_gen_applicable(e, why, sizeof why) && strstr(why, "morpholog"),
-            "several morphologies: gen applicable or no reason ('%s')", why);
+  SE_EXPECT(st, se_neurons_gen_applicable(e, why, sizeof why) && !se_neurons_gen_one_morphology(e),
+            "several morphologies: gen not applicable (%s) or one morphology", why);
+  char *msrc = NULL, *mcubin = NULL;
+  size_t msize = 0;
+  int mrc = se_neurons_gen_source(e, &(se_gen_options){-1, 8, 0}, &msrc, &err);
+  if (mrc == SE_OK)
+    mrc = se_neurons_gen_compile(msrc, 9, 0, 0, &mcubin, &msize, &err);
+  SE_EXPECT(st, mrc == SE_OK && msize > 0 && strstr(msrc, "se_gen_step_7("),
+            "several morphologies: %s", mrc == SE_OK ? "no kernel of morphology 7" : err.message);
+  free(msrc);
+  free(mcubin);
   se_neurons_destroy(e);
+  /* a morphology larger than the generator writes out: refused with the reason */
+  se_morphology big = {0};
+  uint64_t rng = 99;
+  const int32_t pas[] = {3};
+  random_tree(&big, SE_GEN_MAX_ROWS + 1, 0.5, pas, 1, &rng);
+  se_neuron_model mb;
+  se_neuron_model_init(&mb);
+  mb.dt = 0.025;
+  mb.tstop = 1.0;
+  int64_t one = 1;
+  se_test_ok(se_neuron_model_set_cells(&mb, 1, &big, &one, &err), &err, "set_cells (big)");
+  se_test_ok(se_biophysics_alloc(&mb.bio, 5, &err), &err, "biophysics (big)");
+  se_biophysics_set_prep_defaults(&mb.bio);
+  se_test_ok(se_neurons_create(&mb, 0, 1, &opt, &e, &err), &err, "create (big)");
+  SE_EXPECT(st, !se_neurons_gen_applicable(e, why, sizeof why) && strstr(why, "1025"),
+            "a morphology of %d compartments: applicable or no size in '%s'", SE_GEN_MAX_ROWS + 1,
+            why);
+  se_neurons_destroy(e);
+  se_neuron_model_free(&mb);
+  se_morphology_free(&big);
   for (int k = 0; k < n_mono; k++) {
     se_test_ok(se_neurons_create(&mono[k], 0, mono[k].n_cells, &opt, &e, &err), &err, "create");
     const int ok = se_neurons_gen_applicable(e, why, sizeof why);
@@ -617,8 +698,9 @@ static void check_gen_source(se_test_state *st, const se_neuron_model *mixed,
       se_gen_options go = se_gen_options_from_env();
       go.register_rows = reg_rows[q];
       char *src = NULL, *cubin = NULL;
-      size_t smem = 0, size = 0;
-      int rc = se_neurons_gen_source(e, &go, &src, &smem, &err);
+      size_t size = 0;
+      const size_t smem = se_neurons_gen_smem(e, e->groups[0].morphology, &go);
+      int rc = se_neurons_gen_source(e, &go, &src, &err);
       if (rc == SE_OK)
         rc = se_neurons_gen_compile(src, 9, 0, 0, &cubin, &size, &err);
       SE_EXPECT(st, rc == SE_OK && size > 0, "morphology %d, %d register rows: %s", k,
@@ -660,8 +742,13 @@ int main(void) {
                                        the rows' rhs slots (the others) */
     build_model(&mono[k], k, 37, k > 0);
   check_gen_source(&st, &m, mono, N_MORPH);
-  for (int k = 0; k < N_MORPH; k++)
-    run_gen_host(&st, &mono[k], k % 2 ? 8 : 32, k);
+  for (int k = 0; k < N_MORPH; k++) {
+    char what[32];
+    snprintf(what, sizeof what, "morphology %d alone", k);
+    run_gen_host(&st, &mono[k], k % 2 ? 8 : 32, what);
+  }
+  run_gen_host(&st, &m, 32, "the 8 morphologies together");
+  run_gen_host(&st, &m, 3, "the 8 morphologies together");
 #endif
   check_tables(&st, &m);
   const config configs[] = {{.width = 8, .stack_rows = 100000, .onchip = 1},
@@ -712,6 +799,9 @@ int main(void) {
       run_gen(&st, &mono[k], 32);
       run_gen(&st, &mono[k], 8);
     }
+    /* several morphologies: a kernel per morphology over its group table */
+    run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
+    run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 3, NULL, NULL, NULL, NULL);
     setenv("SE_GEN_REG_ROWS", "0", 1);
     setenv("SE_GEN_WINDOW", "0", 1);
     run_gen(&st, &mono[2], 32);
