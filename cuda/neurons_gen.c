@@ -17,8 +17,8 @@
 #include "se_env.h"
 #include "se_error.h"
 
-/* The headers the kernel includes, embedded at build time (cmake/embed.cmake). math.h is the
- * host's: NVRTC provides the math functions itself, so it is empty here. */
+/* The headers the kernels include, embedded at configure time (cmake/embed.cmake). hh.h's math.h
+ * is the host's: NVRTC provides the math functions itself, so it is empty here. */
 extern const char se_embedded_hh_h[];
 extern const char se_embedded_neurons_math_h[];
 

@@ -2,9 +2,9 @@
  * morphology of a population, fused2's step (neurons_stream.h: the v-form row, the gate update
  * deferred to the next step, DCONST pivots precomputed) is written out at attach time as
  * straight-line code for that morphology (one kernel per morphology, launched over its groups)
- * and compiled by NVRTC for the device: one thread per cell, the tree in the code (no row table), every per-row constant an immediate, the rows in a
- * list schedule that interleaves independent branches, y in registers (the rows eliminated
- * last) and in shared memory. The hh rows go through one loop over a table in constant memory
+ * and compiled by NVRTC for the device: one thread per cell, the tree in the code (no row
+ * table), every per-row constant an immediate, the rows in a list schedule that interleaves
+ * independent branches, y in registers (the rows eliminated last) and in shared memory. The hh rows go through one loop over a table in constant memory
  * before the elimination: their code once (inlined at every hh row the code overflows the
  * instruction cache; docs/gpu.md "Session 11"). */
 #ifndef SE_NEURONS_GEN_H
@@ -26,8 +26,8 @@ struct se_neurons;
 
 /* Largest morphology the generator writes out (its code grows with the rows). */
 #define SE_GEN_MAX_ROWS 1024
-/* Clamped compartments (over the population) whose current the kernel keeps in registers; with
- * more, in their rows' rhs slots. */
+/* Clamped compartments (over a morphology's cells) whose current its kernel keeps in registers;
+ * with more, in their rows' rhs slots. */
 #define SE_GEN_MAX_CLAMP_ROWS 8
 
 /* The compiled kernel of one morphology. */

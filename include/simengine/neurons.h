@@ -146,7 +146,7 @@ enum {
   SE_GPU_KERNEL_AUTO = 4,
   SE_GPU_KERNEL_COOP = 5, /* fused2's step, several threads per cell, on chip (docs/gpu.md) */
   SE_GPU_KERNEL_GEN = 6   /* fused2's step written out per morphology at start-up and compiled
-                             (NVRTC): one morphology per population (docs/gpu.md, "gen") */
+                             (NVRTC), one kernel per morphology (docs/gpu.md, "gen") */
 };
 /* The name of a SE_GPU_KERNEL_* value as --gpu-kernel spells it ("phases", "fused", "fused2",
  * "branch", "auto", "coop", "gen"); NULL for any other value. */
