@@ -27,6 +27,9 @@ se_gen_options se_gen_options_from_env(void) {
   o.register_rows = (int)se_env_long("SE_GEN_REG_ROWS", -1);
   o.window = (int)se_env_long("SE_GEN_WINDOW", 8);
   o.contract = se_env_long("SE_GEN_FMAD", 0) != 0;
+  o.hh_unroll = (int)se_env_long("SE_GEN_HH_UNROLL", 1);
+  if (o.hh_unroll < 1)
+    o.hh_unroll = 1;
   if (o.register_rows < -1)
     o.register_rows = -1;
   if (o.window < 0)
@@ -355,7 +358,7 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
   }
   if (n_hh > 0)
     put(&t,
-        "#pragma unroll 1\n"
+        "#pragma unroll %d\n"
         "  for (int j = 0; j < %d; j++) { // the hh rows: currents, deferred gate update\n"
         "    const se_gen_hh_row r = se_gen_hh_%d[j];\n"
         "    double m = gm[s0 + r.off], h = gh[s0 + r.off], n = gn[s0 + r.off], b = 0.0, dg = 0.0;\n"
@@ -363,7 +366,7 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
         " &b, &dg);\n"
         "    if (update) { gm[s0 + r.off] = m; gh[s0 + r.off] = h; gn[s0 + r.off] = n; }\n"
         "    sy[(%d + 2 * j) * 32] = b;\n    sy[(%d + 2 * j + 1) * 32] = dg;\n  }\n",
-        n_hh, (int)m, dt, e->q10, hh_slot, hh_slot);
+        opt->hh_unroll, n_hh, (int)m, dt, e->q10, hh_slot, hh_slot);
   /* backward: assemble and eliminate each row (fused2's se_stream_eliminate) */
   for (int k = 0; k < n; k++) {
     const int i = order[k];

@@ -50,11 +50,12 @@ typedef struct se_gen_step {
 
 /* The generator's choices (environment knobs for experiments): register_rows rows eliminated
  * last keep y in registers (SE_GEN_REG_ROWS; default -1: 64 of up to 128 rows, 128 of up to 400,
- * else all, as measured best), a compiler barrier every window rows
+ * else all, as measured best), the hh loop unrolled hh_unroll times (SE_GEN_HH_UNROLL, default
+ * 1: not measured otherwise yet), a compiler barrier every window rows
  * keeps the loads from being hoisted into spills (SE_GEN_WINDOW, default 8, 0 none), contract:
  * FMA contraction (SE_GEN_FMAD, default 0 as the engine's kernels, docs/model.md). */
 typedef struct se_gen_options {
-  int register_rows, window, contract;
+  int register_rows, window, contract, hh_unroll;
 } se_gen_options;
 
 /* The options from the environment (defaults above). */

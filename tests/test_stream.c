@@ -661,10 +661,12 @@ static void check_gen_source(se_test_state *st, const se_neuron_model *mixed,
             "several morphologies: gen not applicable (%s) or one morphology", why);
   char *msrc = NULL, *mcubin = NULL;
   size_t msize = 0;
-  int mrc = se_neurons_gen_source(e, &(se_gen_options){-1, 8, 0}, &msrc, &err);
+  /* with the hh loop unrolled 4 times (SE_GEN_HH_UNROLL: an experiment's knob) */
+  int mrc = se_neurons_gen_source(e, &(se_gen_options){-1, 8, 0, 4}, &msrc, &err);
   if (mrc == SE_OK)
     mrc = se_neurons_gen_compile(msrc, 9, 0, 0, &mcubin, &msize, &err);
-  SE_EXPECT(st, mrc == SE_OK && msize > 0 && strstr(msrc, "se_gen_step_7("),
+  SE_EXPECT(st, mrc == SE_OK && msize > 0 && strstr(msrc, "se_gen_step_7(") &&
+                    strstr(msrc, "#pragma unroll 4"),
             "several morphologies: %s", mrc == SE_OK ? "no kernel of morphology 7" : err.message);
   free(msrc);
   free(mcubin);
