@@ -37,6 +37,26 @@ se_gen_options se_gen_options_from_env(void) {
   return o;
 }
 
+/* The morphologies with cells, ascending, into list (e->n_groups entries) and their number into
+ * *count; -1 when out of memory. */
+static int morphologies(const struct se_neurons *e, int32_t *list, int *count) {
+  int32_t top = 0;
+  for (int64_t g = 0; g < e->n_groups; g++)
+    if (e->groups[g].morphology + 1 > top)
+      top = e->groups[g].morphology + 1;
+  uint8_t *seen = calloc((size_t)top + 1, 1);
+  if (!seen)
+    return -1;
+  for (int64_t g = 0; g < e->n_groups; g++)
+    seen[e->groups[g].morphology] = 1;
+  *count = 0;
+  for (int32_t m = 0; m < top; m++)
+    if (seen[m])
+      list[(*count)++] = m;
+  free(seen);
+  return 0;
+}
+
 int se_neurons_gen_applicable(const struct se_neurons *e, char *why, size_t n) {
   if (e->n_groups == 0 || e->n_cells == 0) {
     snprintf(why, n, "no cells");
@@ -48,6 +68,20 @@ int se_neurons_gen_applicable(const struct se_neurons *e, char *why, size_t n) {
                e->groups[g].n_comp, SE_GEN_MAX_ROWS);
       return 0;
     }
+  int32_t *list = calloc((size_t)e->n_groups, sizeof *list);
+  int count = 0;
+  if (!list || morphologies(e, list, &count) != 0) {
+    free(list);
+    snprintf(why, n, "out of memory counting the morphologies of %lld groups",
+             (long long)e->n_groups);
+    return 0;
+  }
+  free(list);
+  if (count > SE_GEN_MAX_MORPHOLOGIES) {
+    snprintf(why, n, "%d morphologies, more than the %d whose kernels it compiles (a few seconds "
+             "each): branch suits populations of many shapes", count, SE_GEN_MAX_MORPHOLOGIES);
+    return 0;
+  }
   return 1;
 }
 
@@ -75,24 +109,6 @@ static int cell_order(const struct se_neurons *e) {
     if (e->cell_group[c] != c / W || e->cell_lane[c] != (int32_t)(c % W))
       return 0;
   return 1;
-}
-
-/* The morphologies with cells, ascending, into list[0 .. *count) (list holds e->n_groups). */
-static void morphologies(const struct se_neurons *e, int32_t *list, int *count) {
-  *count = 0;
-  for (int64_t g = 0; g < e->n_groups; g++) {
-    int seen = 0;
-    for (int k = 0; k < *count && !seen; k++)
-      seen = list[k] == e->groups[g].morphology;
-    if (seen)
-      continue;
-    int at = (*count)++;
-    while (at > 0 && list[at - 1] > e->groups[g].morphology) {
-      list[at] = list[at - 1];
-      at--;
-    }
-    list[at] = e->groups[g].morphology;
-  }
 }
 
 /* Compartments of morphology m (from a group of it). */
@@ -480,7 +496,11 @@ int se_neurons_gen_source(const struct se_neurons *e, const se_gen_options *opt,
   if (!list)
     SE_FAIL(err, SE_ERR_NOMEM, "out of memory for %lld groups", (long long)e->n_groups);
   int count = 0;
-  morphologies(e, list, &count);
+  if (morphologies(e, list, &count) != 0) {
+    free(list);
+    SE_FAIL(err, SE_ERR_NOMEM, "out of memory for the morphologies of %lld groups",
+            (long long)e->n_groups);
+  }
   se_stream_tables tab = {0};
   int rc = se_stream_build(e, &tab, err);
   const int in_order = cell_order(e);
@@ -719,7 +739,11 @@ int se_neurons_gen_attach(const struct se_neurons *e, int device, const int64_t 
   if (!list)
     SE_FAIL(err, SE_ERR_NOMEM, "out of memory for %lld groups", (long long)e->n_groups);
   int count = 0;
-  morphologies(e, list, &count);
+  if (morphologies(e, list, &count) != 0) {
+    free(list);
+    SE_FAIL(err, SE_ERR_NOMEM, "out of memory for the morphologies of %lld groups",
+            (long long)e->n_groups);
+  }
   g->in_order = cell_order(e);
   g->k = calloc((size_t)count, sizeof *g->k);
   if (!g->k) {

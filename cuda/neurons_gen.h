@@ -26,6 +26,8 @@ struct se_neurons;
 
 /* Largest morphology the generator writes out (its code grows with the rows). */
 #define SE_GEN_MAX_ROWS 1024
+/* Most morphologies per engine: each is a kernel that NVRTC compiles (0.5-5 s). */
+#define SE_GEN_MAX_MORPHOLOGIES 64
 /* Clamped compartments (over a morphology's cells) whose current its kernel keeps in registers;
  * with more, in their rows' rhs slots. */
 #define SE_GEN_MAX_CLAMP_ROWS 8
@@ -69,8 +71,8 @@ size_t se_neurons_gen_smem(const struct se_neurons *e, int32_t m, const se_gen_o
  * block (every GPU from sm_70 offers it; the six classes need at most 57 KiB). */
 #define SE_GEN_AUTO_MAX_SMEM (96 * 1024)
 
-/* 1 when e can take the gen step: cells, every morphology of at most SE_GEN_MAX_ROWS
- * compartments; else 0 with the reason in why[0 .. n). Not collective. */
+/* 1 when e can take the gen step: cells, at most SE_GEN_MAX_MORPHOLOGIES morphologies, each of at
+ * most SE_GEN_MAX_ROWS compartments; else 0 with the reason in why[0 .. n). Not collective. */
 int se_neurons_gen_applicable(const struct se_neurons *e, char *why, size_t n);
 
 /* 1 when e's cells all share one morphology. Not collective. */

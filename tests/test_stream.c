@@ -691,6 +691,30 @@ static void check_gen_source(se_test_state *st, const se_neuron_model *mixed,
   se_neurons_destroy(e);
   se_neuron_model_free(&mb);
   se_morphology_free(&big);
+  /* more morphologies than it compiles kernels for: refused with the count */
+  enum { MANY = SE_GEN_MAX_MORPHOLOGIES + 1 };
+  se_morphology many[MANY];
+  int64_t ones[MANY];
+  for (int k = 0; k < MANY; k++) {
+    ones[k] = 1;
+    se_test_ok(se_morphology_synthetic("small-high", 1 + (uint64_t)k, &many[k], &err), &err,
+               "small-high");
+  }
+  se_neuron_model_init(&mb);
+  mb.dt = 0.025;
+  mb.tstop = 1.0;
+  se_test_ok(se_neuron_model_set_cells(&mb, MANY, many, ones, &err), &err, "set_cells (many)");
+  se_test_ok(se_biophysics_alloc(&mb.bio, 5, &err), &err, "biophysics (many)");
+  se_biophysics_set_prep_defaults(&mb.bio);
+  se_test_ok(se_neurons_create(&mb, 0, MANY, &opt, &e, &err), &err, "create (many)");
+  char count_text[16];
+  snprintf(count_text, sizeof count_text, "%d morphologies", (int)MANY);
+  SE_EXPECT(st, !se_neurons_gen_applicable(e, why, sizeof why) && strstr(why, count_text),
+            "%d morphologies: applicable or no count in '%s'", (int)MANY, why);
+  se_neurons_destroy(e);
+  se_neuron_model_free(&mb);
+  for (int k = 0; k < MANY; k++)
+    se_morphology_free(&many[k]);
   for (int k = 0; k < n_mono; k++) {
     se_test_ok(se_neurons_create(&mono[k], 0, mono[k].n_cells, &opt, &e, &err), &err, "create");
     const int ok = se_neurons_gen_applicable(e, why, sizeof why);
