@@ -37,24 +37,37 @@ se_gen_options se_gen_options_from_env(void) {
   return o;
 }
 
-/* The morphologies with cells, ascending, into list (e->n_groups entries) and their number into
- * *count; -1 when out of memory. */
-static int morphologies(const struct se_neurons *e, int32_t *list, int *count) {
+/* The morphologies with cells, ascending (malloc'ed), and their number in *count; NULL when out
+ * of memory. */
+static int32_t *morphology_list(const struct se_neurons *e, int *count) {
   int32_t top = 0;
   for (int64_t g = 0; g < e->n_groups; g++)
     if (e->groups[g].morphology + 1 > top)
       top = e->groups[g].morphology + 1;
   uint8_t *seen = calloc((size_t)top + 1, 1);
-  if (!seen)
-    return -1;
-  for (int64_t g = 0; g < e->n_groups; g++)
-    seen[e->groups[g].morphology] = 1;
+  int32_t *list = calloc((size_t)e->n_groups + 1, sizeof *list);
   *count = 0;
-  for (int32_t m = 0; m < top; m++)
-    if (seen[m])
-      list[(*count)++] = m;
+  if (seen && list) {
+    for (int64_t g = 0; g < e->n_groups; g++)
+      seen[e->groups[g].morphology] = 1;
+    for (int32_t m = 0; m < top; m++)
+      if (seen[m])
+        list[(*count)++] = m;
+  } else {
+    free(list);
+    list = NULL;
+  }
   free(seen);
-  return 0;
+  return list;
+}
+
+/* morphology_list, or SE_ERR_NOMEM in err. */
+static int32_t *morphology_list_or_fail(const struct se_neurons *e, int *count, se_error *err) {
+  int32_t *list = morphology_list(e, count);
+  if (!list)
+    se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
+                 "out of memory for the morphologies of %lld groups", (long long)e->n_groups);
+  return list;
 }
 
 int se_neurons_gen_applicable(const struct se_neurons *e, char *why, size_t n) {
@@ -68,10 +81,9 @@ int se_neurons_gen_applicable(const struct se_neurons *e, char *why, size_t n) {
                e->groups[g].n_comp, SE_GEN_MAX_ROWS);
       return 0;
     }
-  int32_t *list = calloc((size_t)e->n_groups, sizeof *list);
   int count = 0;
-  if (!list || morphologies(e, list, &count) != 0) {
-    free(list);
+  int32_t *list = morphology_list(e, &count);
+  if (!list) {
     snprintf(why, n, "out of memory counting the morphologies of %lld groups",
              (long long)e->n_groups);
     return 0;
@@ -492,15 +504,10 @@ done:
 
 int se_neurons_gen_source(const struct se_neurons *e, const se_gen_options *opt, char **source,
                           se_error *err) {
-  int32_t *list = calloc((size_t)e->n_groups + 1, sizeof *list);
-  if (!list)
-    SE_FAIL(err, SE_ERR_NOMEM, "out of memory for %lld groups", (long long)e->n_groups);
   int count = 0;
-  if (morphologies(e, list, &count) != 0) {
-    free(list);
-    SE_FAIL(err, SE_ERR_NOMEM, "out of memory for the morphologies of %lld groups",
-            (long long)e->n_groups);
-  }
+  int32_t *list = morphology_list_or_fail(e, &count, err);
+  if (!list)
+    return SE_ERR_NOMEM;
   se_stream_tables tab = {0};
   int rc = se_stream_build(e, &tab, err);
   const int in_order = cell_order(e);
@@ -735,15 +742,10 @@ int se_neurons_gen_attach(const struct se_neurons *e, int device, const int64_t 
   SE_CUDA_CHECK(err, cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin,
                                             device));
   /* one kernel per morphology with cells */
-  int32_t *list = calloc((size_t)e->n_groups + 1, sizeof *list);
-  if (!list)
-    SE_FAIL(err, SE_ERR_NOMEM, "out of memory for %lld groups", (long long)e->n_groups);
   int count = 0;
-  if (morphologies(e, list, &count) != 0) {
-    free(list);
-    SE_FAIL(err, SE_ERR_NOMEM, "out of memory for the morphologies of %lld groups",
-            (long long)e->n_groups);
-  }
+  int32_t *list = morphology_list_or_fail(e, &count, err);
+  if (!list)
+    return SE_ERR_NOMEM;
   g->in_order = cell_order(e);
   g->k = calloc((size_t)count, sizeof *g->k);
   if (!g->k) {
