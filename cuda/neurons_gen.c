@@ -282,11 +282,12 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
   int *order = calloc((size_t)n, sizeof *order), *hh_index = calloc((size_t)n, sizeof *hh_index);
   int *clamp_index = calloc((size_t)n, sizeof *clamp_index);
   int32_t *parent = calloc((size_t)n, sizeof *parent);
-  int **kids = calloc((size_t)n, sizeof *kids), *nkids = calloc((size_t)n, sizeof *nkids);
+  /* the children of row i: kid[first[i] .. first[i + 1]) */
+  int *first = calloc((size_t)n + 1, sizeof *first), *kid = calloc((size_t)n, sizeof *kid);
   y_home *home = calloc((size_t)n, sizeof *home);
   int rc = SE_OK;
   text t = *out;
-  if (!order || !hh_index || !clamp_index || !parent || !kids || !nkids || !home) {
+  if (!order || !hh_index || !clamp_index || !parent || !first || !kid || !home) {
     rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
                       "out of memory for the generated kernel of %d rows", n);
     goto done;
@@ -294,17 +295,12 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
   for (int i = 0; i < n; i++) {
     parent[i] = row[i].parent;
     if (i > 0)
-      nkids[parent[i]]++;
+      first[parent[i] + 2]++;
   }
-  for (int i = 0; i < n; i++)
-    if (nkids[i] > 0 && !(kids[i] = calloc((size_t)nkids[i], sizeof **kids))) {
-      rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
-                        "out of memory for the generated kernel of %d rows", n);
-      goto done;
-    }
-  memset(nkids, 0, (size_t)n * sizeof *nkids);
-  for (int i = 1; i < n; i++)
-    kids[parent[i]][nkids[parent[i]]++] = i;
+  for (int i = 0; i + 2 <= n; i++)
+    first[i + 2] += first[i + 1];
+  for (int i = 1; i < n; i++) /* first[p + 1] counts p's children placed so far */
+    kid[first[parent[i] + 1]++] = i;
   SE_TRY_GOTO(rc, done, list_order(parent, n, GEN_SCHEDULE_LANES, order, err));
   int n_hh = 0, n_clamp = 0, slots = 0;
   for (int i = 0; i < n; i++) {
@@ -415,11 +411,11 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
     else if (clamp_index[i] >= 0)
       put(&t, " + %s", ic);
     put(&t, ";\n");
-    if (nkids[i] > 0) {
+    if (first[i + 1] > first[i]) {
       put(&t, "  b%d = b%d + (", i, i);
-      for (int q = 0; q < nkids[i]; q++) {
-        const int c = kids[i][q];
-        put(&t, "%s(%.17g) * ", q ? " + " : "", row[c].g);
+      for (int q = first[i]; q < first[i + 1]; q++) {
+        const int c = kid[q];
+        put(&t, "%s(%.17g) * ", q > first[i] ? " + " : "", row[c].g);
         put_y(&t, home, c);
       }
       put(&t, ");\n");
@@ -434,15 +430,15 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
       if (hh_index[i] >= 0)
         put(&t, " + sy[%d]", (hh_slot + 2 * hh_index[i] + 1) * 32);
       put(&t, ")");
-      int first = 1;
-      for (int q = 0; q < nkids[i]; q++) {
-        const int c = kids[i][q];
+      int none = 1;
+      for (int q = first[i]; q < first[i + 1]; q++) {
+        const int c = kid[q];
         if (row[c].meta & SE_STREAM_DCONST)
           continue;
-        put(&t, "%s(%.17g) * f%d", first ? " - (" : " + ", row[c].g, c);
-        first = 0;
+        put(&t, "%s(%.17g) * f%d", none ? " - (" : " + ", row[c].g, c);
+        none = 0;
       }
-      put(&t, "%s);\n  %s", first ? "" : ")", home[i].reg ? "double " : "");
+      put(&t, "%s);\n  %s", none ? "" : ")", home[i].reg ? "double " : "");
       put_y(&t, home, i);
       put(&t, " = b%d * r%d;\n", i, i);
       if (i > 0)
@@ -471,14 +467,10 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
   /* the root's spike check (se_root_spike_check's) */
   put(&t, "  const double after = ");
   put_y(&t, home, 0);
-  put(&t, ";\n");
+  put(&t, ";\n  const bool bad = !isfinite(after), fired = v0 < %.17g && %.17g <= after;\n",
+      e->spike_threshold, e->spike_threshold);
   if (!in_order) /* the local cell, read only where needed */
-    put(&t, "  const bool bad = !isfinite(after), fired = v0 < %.17g && %.17g <= after;\n"
-            "  const long long cell = bad || fired ? lane_cell[th] : 0;\n",
-        e->spike_threshold, e->spike_threshold);
-  else
-    put(&t, "  const bool bad = !isfinite(after), fired = v0 < %.17g && %.17g <= after;\n",
-        e->spike_threshold, e->spike_threshold);
+    put(&t, "  const long long cell = bad || fired ? lane_cell[th] : 0;\n");
   put(&t,
       "  if (bad) atomicCAS(bad_cell, 0ULL, (unsigned long long)(cell + 1));\n"
       "  if (fired) {\n"
@@ -488,17 +480,39 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
       "      spike_cell[k] = cell;\n    }\n  }\n}\n",
       dt, e->spike_threshold);
 done:
-  if (kids)
-    for (int i = 0; i < n; i++)
-      free(kids[i]);
-  free(kids);
-  free(nkids);
+  free(first);
+  free(kid);
   free(order);
   free(hh_index);
   free(clamp_index);
   free(parent);
   free(home);
   *out = t;
+  return rc;
+}
+
+/* The source of the kernels of morphologies list[0 .. count) of e, from e's fused2 tables. */
+static int write_source(const struct se_neurons *e, const se_stream_tables *tab,
+                        const int32_t *list, int count, int in_order, const se_gen_options *opt,
+                        char **source, se_error *err) {
+  int rc = SE_OK;
+  text t = {0};
+  /* the cell count is an argument: the source, and so the cubin cache's entry, depends on the
+   * morphologies, the width and the clamped rows, not on which cells an engine holds */
+  put(&t, "// Generated by simengine (cuda/neurons_gen.c): the step of %d morpholog%s, width "
+          "%lld%s.\n#include \"hh.h\"\n#include \"neurons_math.h\"\n"
+          "struct se_gen_hh_row { long long off; double gna, gk, ena, ek; };\n"
+          "struct se_gen_group { long long base, thread0; int lanes, pad; };\n",
+      count, count == 1 ? "y" : "ies", (long long)e->width, in_order ? ", cells in order" : "");
+  for (int k = 0; rc == SE_OK && k < count; k++)
+    rc = put_kernel(&t, e, tab, list[k], in_order, opt, err);
+  if (rc == SE_OK && t.failed)
+    rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
+                      "out of memory writing the generated kernels of %d morphologies", count);
+  if (rc == SE_OK)
+    *source = t.s;
+  else
+    free(t.s);
   return rc;
 }
 
@@ -510,28 +524,14 @@ int se_neurons_gen_source(const struct se_neurons *e, const se_gen_options *opt,
     return SE_ERR_NOMEM;
   se_stream_tables tab = {0};
   int rc = se_stream_build(e, &tab, err);
-  const int in_order = cell_order(e);
-  text t = {0};
-  /* the cell count is an argument: the source, and so the cubin cache's entry, depends on the
-   * morphologies, the width and the clamped rows, not on which cells an engine holds */
-  put(&t, "// Generated by simengine (cuda/neurons_gen.c): the step of %d morpholog%s, width "
-          "%lld%s.\n#include \"hh.h\"\n#include \"neurons_math.h\"\n"
-          "struct se_gen_hh_row { long long off; double gna, gk, ena, ek; };\n"
-          "struct se_gen_group { long long base, thread0; int lanes, pad; };\n",
-      count, count == 1 ? "y" : "ies", (long long)e->width, in_order ? ", cells in order" : "");
-  for (int k = 0; rc == SE_OK && k < count; k++)
-    rc = put_kernel(&t, e, &tab, list[k], in_order, opt, err);
-  if (rc == SE_OK && t.failed)
-    rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
-                      "out of memory writing the generated kernels of %d morphologies", count);
+  if (rc == SE_OK)
+    rc = write_source(e, &tab, list, count, cell_order(e), opt, source, err);
   se_stream_free(&tab);
   free(list);
-  if (rc == SE_OK)
-    *source = t.s;
-  else
-    free(t.s);
   return rc;
 }
+
+int se_neurons_gen_in_cell_order(const struct se_neurons *e) { return cell_order(e); }
 
 /* ---- NVRTC and the library ----------------------------------------------------------------- */
 
@@ -727,33 +727,31 @@ int se_neurons_gen_attach(const struct se_neurons *e, int device, const int64_t 
   if (!se_neurons_gen_applicable(e, why, sizeof why))
     SE_FAIL(err, SE_ERR_ARG, "the gen kernel cannot step this population: %s (--gpu-kernel coop "
             "or auto can)", why);
-  /* fused2's tables: the deferred gate update at the end (stream_finish) reads them */
-  se_stream_tables tab;
-  SE_TRY(se_stream_build(e, &tab, err));
-  int rc = se_neurons_cuda_upload(&d->stream, tab.rows,
-                                  (size_t)(e->n_morph_comp > 0 ? e->n_morph_comp : 1) *
-                                      sizeof *tab.rows, err);
-  se_stream_free(&tab);
-  SE_TRY(rc);
   const se_gen_options opt = se_gen_options_from_env();
   int major = 0, minor = 0, smem_max = 0;
   SE_CUDA_CHECK(err, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   SE_CUDA_CHECK(err, cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
   SE_CUDA_CHECK(err, cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin,
                                             device));
-  /* one kernel per morphology with cells */
+  /* one kernel per morphology with cells, written from fused2's tables, which also go to the
+   * device: the deferred gate update at the end (stream_finish) reads them */
   int count = 0;
   int32_t *list = morphology_list_or_fail(e, &count, err);
   if (!list)
     return SE_ERR_NOMEM;
+  se_stream_tables tab = {0};
+  int rc = se_stream_build(e, &tab, err);
+  if (rc == SE_OK)
+    rc = se_neurons_cuda_upload(&d->stream, tab.rows,
+                                (size_t)(e->n_morph_comp > 0 ? e->n_morph_comp : 1) *
+                                    sizeof *tab.rows, err);
   g->in_order = cell_order(e);
-  g->k = calloc((size_t)count, sizeof *g->k);
-  if (!g->k) {
-    free(list);
-    SE_FAIL(err, SE_ERR_NOMEM, "out of memory for %d kernels", count);
-  }
-  g->n = count;
-  for (int k = 0; k < count && rc == SE_OK; k++) {
+  g->k = rc == SE_OK ? calloc((size_t)count, sizeof *g->k) : NULL;
+  if (rc == SE_OK && !g->k)
+    rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
+                      "out of memory for %d kernels", count);
+  g->n = g->k ? count : 0;
+  for (int k = 0; k < g->n && rc == SE_OK; k++) {
     se_gen_kernel *kk = &g->k[k];
     kk->morphology = list[k];
     kk->smem = se_neurons_gen_smem(e, list[k], &opt);
@@ -768,11 +766,13 @@ int se_neurons_gen_attach(const struct se_neurons *e, int device, const int64_t 
     else
       rc = upload_groups(e, position, list[k], kk, err);
   }
-  free(list);
-  SE_TRY(rc);
   char *source = NULL, *cubin = NULL;
   size_t cubin_size = 0;
-  SE_TRY(se_neurons_gen_source(e, &opt, &source, err));
+  if (rc == SE_OK)
+    rc = write_source(e, &tab, list, count, g->in_order, &opt, &source, err);
+  se_stream_free(&tab);
+  free(list);
+  SE_TRY(rc);
   char dir_buf[4096];
   const char *dir = se_neurons_gen_cache_dir(dir_buf, sizeof dir_buf);
   int cached = 0;

@@ -78,6 +78,11 @@ int se_neurons_gen_applicable(const struct se_neurons *e, char *why, size_t n);
 /* 1 when e's cells all share one morphology. Not collective. */
 int se_neurons_gen_one_morphology(const struct se_neurons *e);
 
+/* 1 when e's cells share one morphology and lie group after group in cell order: its kernel then
+ * runs one thread per cell in cell order (the thread of cell c is the CUDA backend's thread c) and
+ * takes the cell count, else one thread per lane of its morphology's groups. Not collective. */
+int se_neurons_gen_in_cell_order(const struct se_neurons *e);
+
 /* The CUDA C++ source of e's step kernels, "se_gen_step_<m>" for each morphology m with cells.
  * *source is malloc'ed (the caller frees it). e must be applicable. Not collective. */
 int se_neurons_gen_source(const struct se_neurons *e, const se_gen_options *opt, char **source,

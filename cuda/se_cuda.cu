@@ -103,8 +103,9 @@ __global__ void hh_rate_kernel(int iters, double q10, double dt, double *out) {
 }
 
 extern "C" int se_cuda_hh_rate(double q10, double dt, double *seconds, se_error *err) {
-  int sms = 0;
-  SE_CUDA_CHECK(err, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  int device = 0, sms = 0;
+  SE_CUDA_CHECK(err, cudaGetDevice(&device));
+  SE_CUDA_CHECK(err, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   const int block = 128, grid = 16 * sms, iters = 100, rows = 4;
   double *out = nullptr;
   float best_ms = 0.0f;

@@ -492,7 +492,7 @@ static void run_gen_host(se_test_state *st, const se_neuron_model *m, int width,
   FILE *f = fopen(path, "w");
   SE_EXPECT(st, f && fputs(src, f) >= 0 && fclose(f) == 0, "writing %s", path);
   /* in cell order a kernel takes the cell count, else its groups' threads (se_gen_step) */
-  const int in_order = strstr(src, "cells in order") != NULL;
+  const int in_order = se_neurons_gen_in_cell_order(b);
   free(src);
   snprintf(cmd, sizeof cmd,
            "c++ -std=c++17 -O1 -w -shared -fPIC -I%s/src -include %s/tests/gen_host_shim.h "
