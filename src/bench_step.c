@@ -1,7 +1,8 @@
 /* simengine-bench step: whole time steps (currents, assembly, Hines solve, gates, spikes) of the
  * engine on the CPU (all threads) and on the GPU (fused, three-kernel, fused2, coop, branch), per
  * compartment-step, next to the step's byte floor and the measured copy bandwidths: populations
- * of one synthetic class, a mixed population (every cell its own shape) and one huge cell. */
+ * of one synthetic class, of the six classes' shapes, a mixed population (every cell its own
+ * shape) and one huge cell. */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,9 @@ static const char *usage =
     "  --steps N        timed steps (default 40)\n"
     "  --cpu 0|1        include the CPU backend (default 1)\n"
     "  --csv FILE       also write the rows as CSV\n"
+    "  --six N          then a population of N cells of six morphologies (each class's first\n"
+    "                   shape, N / 6 copies of each), on the CPU, fused2, coop, gen and branch\n"
+    "                   (default 0: none)\n"
     "  --mixed N        then a mixed population of N cells, every cell its own shape (cell i:\n"
     "                   class i %% 6, seed 1 + i / 6), on the CPU, fused2 and branch (default\n"
     "                   25600; 0: none)\n"
@@ -148,21 +152,23 @@ static int bench_rows(const char *label, const se_neuron_model *model, const var
   return 0;
 }
 
-/* A model of n cells, cell i of class i % 6 with seed 1 + i / 6 (every cell its own shape), with
- * se_bench_model's biophysics and run. */
-static int mixed_model(int64_t n, se_neuron_model *model, se_error *err) {
+/* A model of n cells of the six classes with se_bench_model's biophysics and run. distinct: every
+ * cell its own shape (cell i of class i % 6, seed 1 + i / 6); otherwise six morphologies (each
+ * class's seed 1), n / 6 copies of each (the first n % 6 one more). */
+static int population_model(int64_t n, int distinct, se_neuron_model *model, se_error *err) {
   static const char *const cls[6] = {"small-low",  "small-high", "medium-low",
                                      "medium-high", "big-low",   "big-high"};
-  se_morphology *mo = calloc((size_t)n, sizeof *mo);
-  int64_t *copies = calloc((size_t)n, sizeof *copies);
+  const int64_t n_morph = distinct ? n : (n < 6 ? n : 6);
+  se_morphology *mo = calloc((size_t)n_morph, sizeof *mo);
+  int64_t *copies = calloc((size_t)n_morph, sizeof *copies);
   se_neuron_model one;
   se_neuron_model_init(&one);
   int rc = mo && copies ? SE_OK
                         : se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
                                        "out of memory for %lld morphologies", (long long)n);
-  for (int64_t i = 0; rc == SE_OK && i < n; i++) {
-    copies[i] = 1;
-    rc = se_morphology_synthetic(cls[i % 6], 1 + (uint64_t)(i / 6), &mo[i], err);
+  for (int64_t i = 0; rc == SE_OK && i < n_morph; i++) {
+    copies[i] = distinct ? 1 : n / 6 + (i < n % 6);
+    rc = se_morphology_synthetic(cls[i % 6], distinct ? 1 + (uint64_t)(i / 6) : 1, &mo[i], err);
   }
   /* the run and biophysics of se_bench_model (the classes share their regions) */
   if (rc == SE_OK)
@@ -171,15 +177,15 @@ static int mixed_model(int64_t n, se_neuron_model *model, se_error *err) {
     se_neuron_model_init(model);
     model->dt = one.dt;
     model->tstop = one.tstop;
-    rc = se_neuron_model_set_cells(model, (int32_t)n, mo, copies, err);
+    rc = se_neuron_model_set_cells(model, (int32_t)n_morph, mo, copies, err);
   }
   if (rc == SE_OK) {
     model->bio = one.bio;
     memset(&one.bio, 0, sizeof one.bio);
-    rc = se_neuron_model_validate(model, "mixed benchmark model", err);
+    rc = se_neuron_model_validate(model, "population benchmark model", err);
   }
   se_neuron_model_free(&one);
-  for (int64_t i = 0; mo && i < n; i++)
+  for (int64_t i = 0; mo && i < n_morph; i++)
     se_morphology_free(&mo[i]);
   free(mo);
   free(copies);
@@ -205,7 +211,7 @@ static int huge_model(const char *path, double max_length, se_neuron_model *mode
 int se_bench_step(int argc, char **argv) {
   const char *classes = "small-low,small-high,medium-low,medium-high,big-low,big-high";
   const char *csv_path = NULL, *huge_swc = "data/morphologies/EC2-609291-4.CNG.swc", *only = "";
-  long long neurons = 25600, steps = 40, with_cpu = 1, mixed = 25600, huge_steps = 10;
+  long long neurons = 25600, steps = 40, with_cpu = 1, mixed = 25600, six = 0, huge_steps = 10;
   double huge_max_length = 0.5;
   const se_bench_opt opts[] = {{"--classes", SE_BENCH_STRING, &classes},
                                {"--neurons", SE_BENCH_INT, &neurons},
@@ -213,6 +219,7 @@ int se_bench_step(int argc, char **argv) {
                                {"--cpu", SE_BENCH_INT, &with_cpu},
                                {"--csv", SE_BENCH_STRING, &csv_path},
                                {"--mixed", SE_BENCH_INT, &mixed},
+                               {"--six", SE_BENCH_INT, &six},
                                {"--huge-swc", SE_BENCH_STRING, &huge_swc},
                                {"--huge-max-length", SE_BENCH_DOUBLE, &huge_max_length},
                                {"--huge-steps", SE_BENCH_INT, &huge_steps},
@@ -220,9 +227,10 @@ int se_bench_step(int argc, char **argv) {
   int parsed = se_bench_parse(argc, argv, "step", usage, opts, sizeof opts / sizeof opts[0]);
   if (parsed >= 0)
     return parsed;
-  if (neurons < 1 || steps < 1 || mixed < 0 || huge_steps < 1 || huge_max_length < 0.0) {
+  if (neurons < 1 || steps < 1 || mixed < 0 || six < 0 || huge_steps < 1 ||
+      huge_max_length < 0.0) {
     fprintf(stderr, "simengine-bench step: --neurons, --steps and --huge-steps must be positive, "
-                    "--mixed and --huge-max-length not negative\n");
+                    "--six, --mixed and --huge-max-length not negative\n");
     return 2;
   }
   se_error err = {0};
@@ -262,6 +270,11 @@ int se_bench_step(int argc, char **argv) {
                                {"cuda coop", G, SE_GPU_KERNEL_COOP, 32, 0},
                                {"cuda gen", G, SE_GPU_KERNEL_GEN, 32, 0},
                                {"cuda branch", G, SE_GPU_KERNEL_BRANCH, 32, 0}};
+  const variant per_six[] = {{"cpu", C, SE_GPU_KERNEL_FUSED, 8, 0},
+                             {"cuda fused2", G, SE_GPU_KERNEL_FUSED2, 32, 0},
+                             {"cuda coop", G, SE_GPU_KERNEL_COOP, 32, 0},
+                             {"cuda gen", G, SE_GPU_KERNEL_GEN, 32, 0},
+                             {"cuda branch", G, SE_GPU_KERNEL_BRANCH, 32, 0}};
   const variant per_mixed[] = {{"cpu", C, SE_GPU_KERNEL_FUSED, 8, 0},
                                {"cuda fused2", G, SE_GPU_KERNEL_FUSED2, 32, 0},
                                {"cuda branch", G, SE_GPU_KERNEL_BRANCH, 32, 0}};
@@ -286,13 +299,18 @@ int se_bench_step(int argc, char **argv) {
     se_morphology_free(&mo);
   }
   free(list);
-  if (!rc && mixed > 0) {
+  for (int distinct = 0; distinct < 2 && !rc; distinct++) {
+    const long long n = distinct ? mixed : six;
+    if (n <= 0)
+      continue;
     se_neuron_model model;
-    rc = mixed_model(mixed, &model, &err);
+    rc = population_model(n, distinct, &model, &err);
     if (rc)
       fprintf(stderr, "simengine-bench step: %s\n", err.message);
-    else
+    else if (distinct)
       rc = bench_rows("mixed", &model, SE_VARIANTS(per_mixed), only, (int)steps, gpu, csv);
+    else
+      rc = bench_rows("six", &model, SE_VARIANTS(per_six), only, (int)steps, gpu, csv);
     se_neuron_model_free(&model);
   }
   if (!rc && huge_swc[0]) {

@@ -19,8 +19,8 @@
 # coop runs at widths 32 and 8 and on two ranks; branch also with EDD for every cell of 300+
 # compartments. Skips (77) without a GPU.
 # SE_E2E_GPU_RUNS (optional) picks a subset of the GPU runs by name (default: all of them).
-# Each input's CPU reference runs beside the GPU runs, and each comparison as soon as its run is
-# done.
+# Each input's CPU reference runs beside the GPU runs (SE_E2E_GPU_JOBS at a time, default 3), and
+# each comparison as soon as its run and its reference are done.
 set -euo pipefail
 bin="$SE_BUILD_DIR/src"; src="$SE_SOURCE_DIR"
 if ! "$bin/simengine" --version | grep -q "CUDA devices visible: [1-9]"; then
@@ -87,22 +87,37 @@ for i in "${!need[@]}"; do
               --record-every 4 ;;
   esac
 done
+# the CPU references in the background, each leaving its exit status in cpu_<input>.rc
 for i in "${!need[@]}"; do
-  run 1 "$work/$i.h5" -o "$work/cpu_$i.h5" --gpus 0 &
-  cpu[$i]=$!
+  ( rc=0; run 1 "$work/$i.h5" -o "$work/cpu_$i.h5" --gpus 0 > "$work/cpu_$i.log" 2>&1 || rc=$?
+    echo "$rc" > "$work/cpu_$i.rc" ) &
 done
-declare -A cmp=() done_cpu=()
-for f in $runs; do
-  gpu_run "$f"
+# GPU run f, then its comparison once its CPU reference is done; the log in f.txt, the exit status
+# in f.rc
+one() {
+  local f=$1 i rc=0
   i=$(input_of "$f")
-  if [ -z "${done_cpu[$i]:-}" ]; then wait "${cpu[$i]}"; done_cpu[$i]=1; fi
-  ( "$SE_BUILD_DIR/tests/compare_outputs" "$work/cpu_$i.h5" "$work/$f.h5" 1e-6 1e-6 > "$work/$f.txt" 2>&1
-    rc=$?; rm -f "$work/$f.h5"; exit $rc ) &
-  cmp[$f]=$!
+  gpu_run "$f" > "$work/$f.txt" 2>&1 || rc=$?
+  [ "$rc" -eq 0 ] || echo "GPU run failed (exit status $rc)" >> "$work/$f.txt"
+  while [ "$rc" -eq 0 ] && [ ! -e "$work/cpu_$i.rc" ]; do sleep 1; done
+  if [ "$rc" -eq 0 ] && [ "$(cat "$work/cpu_$i.rc")" != 0 ]; then
+    rc=1; { echo "CPU reference failed:"; cat "$work/cpu_$i.log"; } >> "$work/$f.txt"
+  fi
+  [ "$rc" -ne 0 ] || "$SE_BUILD_DIR/tests/compare_outputs" "$work/cpu_$i.h5" "$work/$f.h5" 1e-6 \
+    1e-6 >> "$work/$f.txt" 2>&1 || rc=$?
+  rm -f "$work/$f.h5"
+  echo "$rc" > "$work/$f.rc"
+}
+# SE_E2E_GPU_JOBS GPU runs at a time (default 3), the CPU references beside them
+n_cpu=${#need[@]}
+for f in $runs; do
+  while [ "$(jobs -rp | wc -l)" -ge $((n_cpu + ${SE_E2E_GPU_JOBS:-3})) ]; do wait -n || true; done
+  one "$f" &
 done
+wait
 pass=0; fail=0
 for f in $runs; do
-  if wait "${cmp[$f]}"; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAILED: $f"; fi
+  if [ "$(cat "$work/$f.rc" 2>/dev/null)" = 0 ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAILED: $f"; fi
   sed "s/^/$f: /" "$work/$f.txt"
 done
 echo "$pass passed, $fail failed"
