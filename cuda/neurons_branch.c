@@ -51,13 +51,10 @@ int se_neurons_gpu_kernel(const struct se_neurons *e) {
   if (max_comp >= se_neurons_edd_min_comp(e) ||
       e->n_cells < (int64_t)SE_GPU_AUTO_MIN_LANES * groups32)
     return SE_GPU_KERNEL_BRANCH;
-  /* a population of one morphology: gen (measured faster than coop and fused2 on all six
-   * classes, docs/gpu.md "gen"; several morphologies take gen only when asked: not yet run on a
-   * GPU); else coop for small and medium cells (measured faster than fused2 there) */
-  char why[256];
-  const se_gen_options opt = se_gen_options_from_env();
-  if (se_neurons_gen_one_morphology(e) && se_neurons_gen_applicable(e, why, sizeof why) &&
-      se_neurons_gen_smem(e, e->groups[0].morphology, &opt) <= SE_GEN_AUTO_MAX_SMEM)
+  /* gen for populations of a few morphologies (measured faster than coop and fused2 on each of
+   * the six classes and on the six together, docs/gpu.md "gen"); else coop for small and medium
+   * cells (measured faster than fused2 there) */
+  if (se_neurons_gen_auto(e))
     return SE_GPU_KERNEL_GEN;
   if (max_comp <= SE_GPU_COOP_MAX_COMP)
     return SE_GPU_KERNEL_COOP;

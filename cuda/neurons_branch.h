@@ -21,8 +21,9 @@ typedef struct se_neurons_branch se_neurons_branch;
 
 /* The step kernel an engine runs: options.gpu_fused, with SE_GPU_KERNEL_AUTO resolved by the rule
  * of neurons.h (mean lanes used per 32-lane same-morphology group < SE_GPU_AUTO_MIN_LANES, or a
- * cell of at least se_neurons_edd_min_comp compartments: BRANCH; else GEN for one morphology
- * whose kernel needs at most SE_GEN_AUTO_MAX_SMEM of shared memory; else COOP when no cell has
+ * cell of at least se_neurons_edd_min_comp compartments: BRANCH; else GEN for at most
+ * SE_GEN_AUTO_MAX_MORPHOLOGIES morphologies whose kernels need at most SE_GEN_AUTO_MAX_SMEM of
+ * shared memory each (se_neurons_gen_auto); else COOP when no cell has
  * more than SE_GPU_COOP_MAX_COMP compartments; else FUSED2). */
 int se_neurons_gpu_kernel(const struct se_neurons *e);
 

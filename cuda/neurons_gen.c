@@ -26,10 +26,10 @@ se_gen_options se_gen_options_from_env(void) {
   se_gen_options o;
   o.register_rows = (int)se_env_long("SE_GEN_REG_ROWS", -1);
   o.window = (int)se_env_long("SE_GEN_WINDOW", 8);
+  o.hh_chunk = (int)se_env_long("SE_GEN_HH_CHUNK", 0);
+  if (o.hh_chunk < 0)
+    o.hh_chunk = 0;
   o.contract = se_env_long("SE_GEN_FMAD", 0) != 0;
-  o.hh_unroll = (int)se_env_long("SE_GEN_HH_UNROLL", 1);
-  if (o.hh_unroll < 1)
-    o.hh_unroll = 1;
   if (o.register_rows < -1)
     o.register_rows = -1;
   if (o.window < 0)
@@ -97,6 +97,18 @@ int se_neurons_gen_applicable(const struct se_neurons *e, char *why, size_t n) {
   return 1;
 }
 
+int se_neurons_gen_auto(const struct se_neurons *e) {
+  char why[256];
+  int count = 0, ok = se_neurons_gen_applicable(e, why, sizeof why);
+  int32_t *list = ok ? morphology_list(e, &count) : NULL;
+  ok = list && count <= SE_GEN_AUTO_MAX_MORPHOLOGIES;
+  const se_gen_options opt = se_gen_options_from_env();
+  for (int k = 0; ok && k < count; k++)
+    ok = se_neurons_gen_smem(e, list[k], &opt) <= SE_GEN_AUTO_MAX_SMEM;
+  free(list);
+  return ok;
+}
+
 int se_neurons_gen_one_morphology(const struct se_neurons *e) {
   for (int64_t g = 1; g < e->n_groups; g++)
     if (e->groups[g].morphology != e->groups[0].morphology)
@@ -146,7 +158,8 @@ size_t se_neurons_gen_smem(const struct se_neurons *e, int32_t m, const se_gen_o
   int n_hh = 0;
   for (int i = 0; i < n; i++)
     n_hh += hh[i] != 0;
-  return (size_t)(n - register_rows(n, opt) + 2 * n_hh) * 32 * sizeof(double);
+  const int held = opt->hh_chunk > 0 && opt->hh_chunk < n_hh ? opt->hh_chunk : n_hh;
+  return (size_t)(n - register_rows(n, opt) + 2 * held) * 32 * sizeof(double);
 }
 
 /* ---- the source ---------------------------------------------------------------------------- */
@@ -302,11 +315,13 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
   for (int i = 1; i < n; i++) /* first[p + 1] counts p's children placed so far */
     kid[first[parent[i] + 1]++] = i;
   SE_TRY_GOTO(rc, done, list_order(parent, n, GEN_SCHEDULE_LANES, order, err));
+  /* the hh rows numbered in elimination order: a chunk of them is consecutive in the table */
   int n_hh = 0, n_clamp = 0, slots = 0;
-  for (int i = 0; i < n; i++) {
-    hh_index[i] = (row[i].meta & SE_STREAM_HH) ? n_hh++ : -1;
-    clamp_index[i] = -1;
+  for (int k = 0; k < n; k++) {
+    hh_index[order[k]] = (row[order[k]].meta & SE_STREAM_HH) ? n_hh++ : -1;
+    clamp_index[order[k]] = -1;
   }
+  const int chunk = opt->hh_chunk > 0 && opt->hh_chunk < n_hh ? opt->hh_chunk : n_hh;
   for (int32_t k = 0; k < e->n_stim; k++) /* the clamps of this morphology's cells */
     if (e->groups[e->cell_group[e->stim_cell[k]]].morphology == m &&
         clamp_index[e->stim_comp[k]] < 0)
@@ -316,16 +331,19 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
     home[order[k]].reg = k >= n - in_registers;
     home[order[k]].slot = home[order[k]].reg ? -1 : slots++;
   }
-  /* shared memory per thread: the y slots, then b and dg of each hh row (se_neurons_gen_smem) */
+  /* shared memory per thread: the y slots, then b and dg of the hh rows of one chunk
+   * (se_neurons_gen_smem) */
   const int hh_slot = slots;
 
   put(&t, "// morphology %d: %d rows (%d hh)\n", (int)m, n, n_hh);
   if (n_hh > 0) {
     put(&t, "__constant__ se_gen_hh_row se_gen_hh_%d[%d] = {\n", (int)m, n_hh);
-    for (int i = 0; i < n; i++)
+    for (int k = 0; k < n; k++) {
+      const int i = order[k];
       if (hh_index[i] >= 0)
         put(&t, "  {%lld, %.17g, %.17g, %.17g, %.17g},\n", (long long)i * W, e->gna[mb + i],
             e->gk[mb + i], e->ena[mb + i], e->ek[mb + i]);
+    }
     put(&t, "};\n");
   }
   put(&t,
@@ -380,23 +398,29 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
       put(&t, " R[(long long)r * %lld] += a;\n  }\n", (long long)W);
     }
   }
-  if (n_hh > 0)
-    put(&t,
-        "#pragma unroll %d\n"
-        "  for (int j = 0; j < %d; j++) { // the hh rows: currents, deferred gate update\n"
-        "    const se_gen_hh_row r = se_gen_hh_%d[j];\n"
-        "    double m = gm[s0 + r.off], h = gh[s0 + r.off], n = gn[s0 + r.off], b = 0.0, dg = 0.0;\n"
-        "    se_hh_row_terms(V[r.off], &m, &h, &n, update, %.17g, %.17g, r.gna, r.gk, r.ena, r.ek,"
-        " &b, &dg);\n"
-        "    if (update) { gm[s0 + r.off] = m; gh[s0 + r.off] = h; gn[s0 + r.off] = n; }\n"
-        "    sy[(%d + 2 * j) * 32] = b;\n    sy[(%d + 2 * j + 1) * 32] = dg;\n  }\n",
-        opt->hh_unroll, n_hh, (int)m, dt, e->q10, hh_slot, hh_slot);
-  /* backward: assemble and eliminate each row (fused2's se_stream_eliminate) */
+  /* backward: assemble and eliminate each row (fused2's se_stream_eliminate); first (all hh rows
+   * in one chunk) or before the first hh row of each chunk, the chunk's hh rows (currents into b and dg slots, the deferred gate
+   * update) in one loop over the table */
   for (int k = 0; k < n; k++) {
     const int i = order[k];
     const se_stream_row *r = &row[i];
     if (opt->window > 0 && k > 0 && k % opt->window == 0)
       put(&t, "  asm volatile(\"\" ::: \"memory\");\n");
+    if (chunk == n_hh ? n_hh > 0 && k == 0 : hh_index[i] >= 0 && hh_index[i] % chunk == 0) {
+      const int j0 = chunk == n_hh ? 0 : hh_index[i], j1 = j0 + chunk < n_hh ? j0 + chunk : n_hh;
+      put(&t,
+          "  for (int j = %d; j < %d; j++) { // hh rows: currents, deferred gate update\n"
+          "    const se_gen_hh_row r = se_gen_hh_%d[j];\n"
+          "    double m = gm[s0 + r.off], h = gh[s0 + r.off], n = gn[s0 + r.off], b = 0.0,"
+          " dg = 0.0;\n"
+          "    se_hh_row_terms(V[r.off], &m, &h, &n, update, %.17g, %.17g, r.gna, r.gk, r.ena,"
+          " r.ek, &b, &dg);\n"
+          "    if (update) { gm[s0 + r.off] = m; gh[s0 + r.off] = h; gn[s0 + r.off] = n; }\n"
+          "    sy[(%d + 2 * (j - %d)) * 32] = b;\n    sy[(%d + 2 * (j - %d) + 1) * 32] = dg;\n"
+          "  }\n",
+          j0, j1, (int)m, dt, e->q10, hh_slot, j0, hh_slot, j0);
+    }
+    const int hs = hh_index[i] >= 0 ? hh_slot + 2 * (hh_index[i] % chunk) : -1;
     put(&t, "  const double v%d = V[%lld];\n  double b%d = (%.17g) * v%d + (%.17g)", i,
         (long long)i * W, i, r->a, i, r->c);
     char ic[48] = "";
@@ -404,10 +428,10 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
       snprintf(ic, sizeof ic, "ic%d", clamp_index[i]);
     else if (clamp_index[i] >= 0)
       snprintf(ic, sizeof ic, "R[%lld]", (long long)i * W);
-    if (clamp_index[i] >= 0 && hh_index[i] >= 0)
-      put(&t, " + (%s + sy[%d])", ic, (hh_slot + 2 * hh_index[i]) * 32);
-    else if (hh_index[i] >= 0)
-      put(&t, " + sy[%d]", (hh_slot + 2 * hh_index[i]) * 32);
+    if (clamp_index[i] >= 0 && hs >= 0)
+      put(&t, " + (%s + sy[%d])", ic, hs * 32);
+    else if (hs >= 0)
+      put(&t, " + sy[%d]", hs * 32);
     else if (clamp_index[i] >= 0)
       put(&t, " + %s", ic);
     put(&t, ";\n");
@@ -427,8 +451,8 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
     } else {
       /* fused2's order: inv = 1 / (d0 - (pushes)), y = b inv, f = g inv */
       put(&t, "  const double r%d = 1.0 / (((%.17g)", i, r->d);
-      if (hh_index[i] >= 0)
-        put(&t, " + sy[%d]", (hh_slot + 2 * hh_index[i] + 1) * 32);
+      if (hs >= 0)
+        put(&t, " + sy[%d]", (hs + 1) * 32);
       put(&t, ")");
       int none = 1;
       for (int q = first[i]; q < first[i + 1]; q++) {

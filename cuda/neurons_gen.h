@@ -52,12 +52,13 @@ typedef struct se_gen_step {
 
 /* The generator's choices (environment knobs for experiments): register_rows rows eliminated
  * last keep y in registers (SE_GEN_REG_ROWS; default -1: 64 of up to 128 rows, 128 of up to 400,
- * else all, as measured best), the hh loop unrolled hh_unroll times (SE_GEN_HH_UNROLL, default
- * 1: not measured otherwise yet), a compiler barrier every window rows
- * keeps the loads from being hoisted into spills (SE_GEN_WINDOW, default 8, 0 none), contract:
- * FMA contraction (SE_GEN_FMAD, default 0 as the engine's kernels, docs/model.md). */
+ * else all, as measured best), hh_chunk: the hh rows computed hh_chunk at a time, each chunk
+ * just before its first row is eliminated, their b and dg in 2 hh_chunk shared-memory slots
+ * (SE_GEN_HH_CHUNK; default 0: all of them before the elimination), a compiler barrier every
+ * window rows keeps the loads from being hoisted into spills (SE_GEN_WINDOW, default 8, 0 none),
+ * contract: FMA contraction (SE_GEN_FMAD, default 0 as the engine's kernels, docs/model.md). */
 typedef struct se_gen_options {
-  int register_rows, window, contract, hh_unroll;
+  int register_rows, window, contract, hh_chunk;
 } se_gen_options;
 
 /* The options from the environment (defaults above). */
@@ -67,13 +68,20 @@ se_gen_options se_gen_options_from_env(void);
  * y of the rows not in registers, b and dg of each hh row). Not collective. */
 size_t se_neurons_gen_smem(const struct se_neurons *e, int32_t m, const se_gen_options *opt);
 
-/* The auto choice takes gen only where its kernel needs at most this much shared memory per
- * block (every GPU from sm_70 offers it; the six classes need at most 57 KiB). */
+/* The auto choice takes gen only where each morphology's kernel needs at most this much shared
+ * memory per block (every GPU from sm_70 offers it; the six classes need at most 57 KiB), and
+ * for at most SE_GEN_AUTO_MAX_MORPHOLOGIES morphologies (NVRTC takes 0.5-5 s for each, once per
+ * machine with the cache; six measured 2.8x faster than coop, docs/gpu.md "gen"). */
 #define SE_GEN_AUTO_MAX_SMEM (96 * 1024)
+#define SE_GEN_AUTO_MAX_MORPHOLOGIES 16
 
 /* 1 when e can take the gen step: cells, at most SE_GEN_MAX_MORPHOLOGIES morphologies, each of at
  * most SE_GEN_MAX_ROWS compartments; else 0 with the reason in why[0 .. n). Not collective. */
 int se_neurons_gen_applicable(const struct se_neurons *e, char *why, size_t n);
+
+/* 1 when the auto choice may take gen for e: applicable, at most SE_GEN_AUTO_MAX_MORPHOLOGIES
+ * morphologies, each kernel within SE_GEN_AUTO_MAX_SMEM. Not collective. */
+int se_neurons_gen_auto(const struct se_neurons *e);
 
 /* 1 when e's cells all share one morphology. Not collective. */
 int se_neurons_gen_one_morphology(const struct se_neurons *e);

@@ -19,8 +19,9 @@
 # coop runs at widths 32 and 8 and on two ranks; branch also with EDD for every cell of 300+
 # compartments. Skips (77) without a GPU.
 # SE_E2E_GPU_RUNS (optional) picks a subset of the GPU runs by name (default: all of them).
-# Each input's CPU reference runs beside the GPU runs (SE_E2E_GPU_JOBS at a time, default 3), and
-# each comparison as soon as its run and its reference are done.
+# Each input's CPU reference runs beside the GPU runs (SE_E2E_GPU_JOBS at a time, default 1: 3
+# slowed the other gpu tests 3-4x), and each comparison as soon as its run and its reference are
+# done.
 set -euo pipefail
 bin="$SE_BUILD_DIR/src"; src="$SE_SOURCE_DIR"
 if ! "$bin/simengine" --version | grep -q "CUDA devices visible: [1-9]"; then
@@ -108,10 +109,10 @@ one() {
   rm -f "$work/$f.h5"
   echo "$rc" > "$work/$f.rc"
 }
-# SE_E2E_GPU_JOBS GPU runs at a time (default 3), the CPU references beside them
+# SE_E2E_GPU_JOBS GPU runs at a time (default 1), the CPU references beside them
 n_cpu=${#need[@]}
 for f in $runs; do
-  while [ "$(jobs -rp | wc -l)" -ge $((n_cpu + ${SE_E2E_GPU_JOBS:-3})) ]; do wait -n || true; done
+  while [ "$(jobs -rp | wc -l)" -ge $((n_cpu + ${SE_E2E_GPU_JOBS:-1})) ]; do wait -n || true; done
   one "$f" &
 done
 wait

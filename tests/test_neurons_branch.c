@@ -2,7 +2,8 @@
  * (cuda/neurons_branch.h, docs/gpu.md "auto"), on engines built with the CPU backend: host code
  * only, no GPU needed. The lanes rule is checked at its boundary (15 and 16 cells of one
  * morphology), with several morphologies, with a cell at the EDD threshold and just below it;
- * the coop rule by cell size; explicit kernels pass through. Exits 77 in a build
+ * gen's rule by morphology count and shared memory, the coop rule by cell size; explicit kernels
+ * pass through. Exits 77 in a build
  * without CUDA. */
 #include <stdlib.h>
 
@@ -12,21 +13,25 @@
 
 #ifdef SIMENGINE_HAVE_CUDA
 #include "neurons_branch.h"
+#include "neurons_gen.h"
 
-/* The kernel an engine of copies[k] cells of synthetic class k % 6 (seed 1 + k) would run. */
-static int pick(int n_morph, const int64_t *copies, int kernel, int64_t edd_min_comp,
-                int64_t *n_comp0, int64_t *edd_min) {
+enum { MAX_MORPH = SE_GEN_AUTO_MAX_MORPHOLOGIES + 1 };
+
+/* The kernel an engine of copies[k] cells of synthetic class k % n_classes (seed 1 + k; the
+ * classes in paper 000's order: n_classes 4 leaves out the big ones) would run. */
+static int pick_of(int n_classes, int n_morph, const int64_t *copies, int kernel,
+                   int64_t edd_min_comp, int64_t *n_comp0, int64_t *edd_min) {
   static const char *const cls[6] = {"small-low",  "small-high", "medium-low",
                                      "medium-high", "big-low",   "big-high"};
   se_error err = {0};
-  se_morphology mo[16] = {{0}};
+  se_morphology mo[MAX_MORPH] = {{0}};
   se_neuron_model m;
   se_neuron_model_init(&m);
   m.dt = 0.025;
   m.tstop = 1.0;
   for (int k = 0; k < n_morph; k++)
-    se_test_ok(se_morphology_synthetic(cls[k % 6], 1 + (uint64_t)k, &mo[k], &err), &err,
-               cls[k % 6]);
+    se_test_ok(se_morphology_synthetic(cls[k % n_classes], 1 + (uint64_t)k, &mo[k], &err), &err,
+               cls[k % n_classes]);
   se_test_ok(se_neuron_model_set_cells(&m, n_morph, mo, copies, &err), &err,
              "se_neuron_model_set_cells");
   se_test_ok(se_biophysics_alloc(&m.bio, 4, &err), &err, "se_biophysics_alloc");
@@ -44,6 +49,12 @@ static int pick(int n_morph, const int64_t *copies, int kernel, int64_t edd_min_
   for (int k = 0; k < n_morph; k++)
     se_morphology_free(&mo[k]);
   return r;
+}
+
+/* pick_of over the six classes */
+static int pick(int n_morph, const int64_t *copies, int kernel, int64_t edd_min_comp,
+                int64_t *n_comp0, int64_t *edd_min) {
+  return pick_of(6, n_morph, copies, kernel, edd_min_comp, n_comp0, edd_min);
 }
 
 int main(void) {
@@ -64,13 +75,27 @@ int main(void) {
   /* several morphologies: 40 + 1 + 1 cells in 2 + 1 + 1 groups = 10.5 lanes; 60 + 2: 20.7 */
   const int64_t few[] = {40, 1, 1}, many[] = {60, 2};
   SE_EXPECT(&st, pick(3, few, A, 0, &n0, &edd) == B, "40 + 1 + 1 cells: branch");
-  SE_EXPECT(&st, pick(2, many, A, 0, &n0, &edd) == CO, "60 + 2 cells: coop");
-  /* the coop rule (cells of at most SE_GPU_COOP_MAX_COMP compartments): small-low, small-high
-   * (6 of 76 with hh), medium-low (305 compartments); big-low (695) goes to fused2 */
-  const int64_t medium[] = {16, 16, 32}, big[] = {16, 16, 16, 16, 32}, low_hh[] = {16, 48};
-  SE_EXPECT(&st, pick(3, medium, A, 0, &n0, &edd) == CO, "a cell of 305 compartments: coop");
-  SE_EXPECT(&st, pick(5, big, A, 0, &n0, &edd) == F2, "a cell of 695 compartments: fused2");
-  SE_EXPECT(&st, pick(2, low_hh, A, 0, &n0, &edd) == CO, "13.5%% of compartments hh: coop");
+  SE_EXPECT(&st, pick(2, many, A, 0, &n0, &edd) == GE, "60 + 2 cells of 2 shapes: gen");
+  /* up to SE_GEN_AUTO_MAX_MORPHOLOGIES morphologies go to gen, the six classes among them */
+  const int64_t medium[] = {16, 16, 32}, six[] = {16, 16, 16, 16, 16, 32};
+  SE_EXPECT(&st, pick(3, medium, A, 0, &n0, &edd) == GE, "3 shapes up to medium: gen");
+  SE_EXPECT(&st, pick(6, six, A, 0, &n0, &edd) == GE, "the six classes: gen");
+  int64_t c32[MAX_MORPH];
+  for (int k = 0; k < MAX_MORPH; k++)
+    c32[k] = 32;
+  SE_EXPECT(&st, pick(MAX_MORPH - 1, c32, A, 0, &n0, &edd) == GE, "%d shapes: gen", MAX_MORPH - 1);
+  /* one more: the coop rule (cells of at most SE_GPU_COOP_MAX_COMP compartments): the small and
+   * medium classes (76 and 305-319 compartments) go to coop; with the big ones (691-695) to
+   * fused2 */
+  SE_EXPECT(&st, pick_of(4, MAX_MORPH, c32, A, 0, &n0, &edd) == CO,
+            "%d shapes up to medium: coop", MAX_MORPH);
+  SE_EXPECT(&st, pick(MAX_MORPH, c32, A, 0, &n0, &edd) == F2, "%d shapes with big ones: fused2",
+            MAX_MORPH);
+  /* all y in shared memory (SE_GEN_REG_ROWS=0): a big class's kernel needs more than
+   * SE_GEN_AUTO_MAX_SMEM, the population goes to fused2 */
+  setenv("SE_GEN_REG_ROWS", "0", 1);
+  SE_EXPECT(&st, pick(6, six, A, 0, &n0, &edd) == F2, "the six classes, y in shared memory");
+  unsetenv("SE_GEN_REG_ROWS");
   /* every cell its own shape */
   const int64_t own[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
   SE_EXPECT(&st, pick(16, own, A, 0, &n0, &edd) == B, "16 shapes of one cell: branch");
