@@ -19,8 +19,8 @@
 # coop runs at widths 32 and 8 and on two ranks; branch also with EDD for every cell of 300+
 # compartments. Skips (77) without a GPU.
 # SE_E2E_GPU_RUNS (optional) picks a subset of the GPU runs by name (default: all of them).
-# Each input's CPU reference runs beside the GPU runs (SE_E2E_GPU_JOBS at a time, default 1: 3
-# slowed the other gpu tests 3-4x), and each comparison as soon as its run and its reference are
+# Each input's CPU reference runs beside the GPU runs (SE_E2E_GPU_JOBS at a time, default 1: more
+# slow the other gpu tests), and each comparison as soon as its run and its reference are
 # done.
 set -euo pipefail
 bin="$SE_BUILD_DIR/src"; src="$SE_SOURCE_DIR"
@@ -93,12 +93,13 @@ for i in "${!need[@]}"; do
   ( rc=0; run 1 "$work/$i.h5" -o "$work/cpu_$i.h5" --gpus 0 > "$work/cpu_$i.log" 2>&1 || rc=$?
     echo "$rc" > "$work/cpu_$i.rc" ) &
 done
-# GPU run f, then its comparison once its CPU reference is done; the log in f.txt, the exit status
-# in f.rc
+# GPU run f (f.ran once it is over), then its comparison once its CPU reference is done; the log
+# in f.txt, the exit status in f.rc
 one() {
   local f=$1 i rc=0
   i=$(input_of "$f")
   gpu_run "$f" > "$work/$f.txt" 2>&1 || rc=$?
+  touch "$work/$f.ran"
   [ "$rc" -eq 0 ] || echo "GPU run failed (exit status $rc)" >> "$work/$f.txt"
   while [ "$rc" -eq 0 ] && [ ! -e "$work/cpu_$i.rc" ]; do sleep 1; done
   if [ "$rc" -eq 0 ] && [ "$(cat "$work/cpu_$i.rc")" != 0 ]; then
@@ -109,10 +110,16 @@ one() {
   rm -f "$work/$f.h5"
   echo "$rc" > "$work/$f.rc"
 }
-# SE_E2E_GPU_JOBS GPU runs at a time (default 1), the CPU references beside them
-n_cpu=${#need[@]}
+# SE_E2E_GPU_JOBS GPU runs at a time (default 1), the CPU references and comparisons beside them
+started=()
+gpu_runs_on() {
+  local c=0 g
+  for g in "${started[@]}"; do [ -e "$work/$g.ran" ] || c=$((c+1)); done
+  echo "$c"
+}
 for f in $runs; do
-  while [ "$(jobs -rp | wc -l)" -ge $((n_cpu + ${SE_E2E_GPU_JOBS:-1})) ]; do wait -n || true; done
+  while [ "$(gpu_runs_on)" -ge "${SE_E2E_GPU_JOBS:-1}" ]; do sleep 0.2; done
+  started+=("$f")
   one "$f" &
 done
 wait
