@@ -27,6 +27,7 @@ se_gen_options se_gen_options_from_env(void) {
   o.register_rows = (int)se_env_long("SE_GEN_REG_ROWS", -1);
   o.window = (int)se_env_long("SE_GEN_WINDOW", 8);
   o.hh_chunk = (int)se_env_long("SE_GEN_HH_CHUNK", 0);
+  o.hh_prefetch = se_env_long("SE_GEN_HH_PREFETCH", 0) != 0;
   if (o.hh_chunk < 0)
     o.hh_chunk = 0;
   o.contract = se_env_long("SE_GEN_FMAD", 0) != 0;
@@ -408,17 +409,33 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
       put(&t, "  asm volatile(\"\" ::: \"memory\");\n");
     if (chunk == n_hh ? n_hh > 0 && k == 0 : hh_index[i] >= 0 && hh_index[i] % chunk == 0) {
       const int j0 = chunk == n_hh ? 0 : hh_index[i], j1 = j0 + chunk < n_hh ? j0 + chunk : n_hh;
+      /* with prefetch: the next row's table entry, gates and v loaded before this row's work
+       * (the last iteration reloads its own row, before its stores, and drops the values) */
+      if (opt->hh_prefetch)
+        put(&t,
+            "  {\n  se_gen_hh_row r = se_gen_hh_%d[%d];\n"
+            "  double m = gm[s0 + r.off], h = gh[s0 + r.off], n = gn[s0 + r.off], u = V[r.off];\n"
+            "  for (int j = %d; j < %d; j++) { // hh rows: currents, deferred gate update\n"
+            "    const se_gen_hh_row q = se_gen_hh_%d[j + 1 < %d ? j + 1 : j];\n"
+            "    const double qm = gm[s0 + q.off], qh = gh[s0 + q.off], qn = gn[s0 + q.off],"
+            " qu = V[q.off];\n"
+            "    double b = 0.0, dg = 0.0;\n",
+            (int)m, j0, j0, j1, (int)m, j1);
+      else
+        put(&t,
+            "  for (int j = %d; j < %d; j++) { // hh rows: currents, deferred gate update\n"
+            "    const se_gen_hh_row r = se_gen_hh_%d[j];\n"
+            "    double m = gm[s0 + r.off], h = gh[s0 + r.off], n = gn[s0 + r.off], b = 0.0,"
+            " dg = 0.0;\n    const double u = V[r.off];\n",
+            j0, j1, (int)m);
       put(&t,
-          "  for (int j = %d; j < %d; j++) { // hh rows: currents, deferred gate update\n"
-          "    const se_gen_hh_row r = se_gen_hh_%d[j];\n"
-          "    double m = gm[s0 + r.off], h = gh[s0 + r.off], n = gn[s0 + r.off], b = 0.0,"
-          " dg = 0.0;\n"
-          "    se_hh_row_terms(V[r.off], &m, &h, &n, update, %.17g, %.17g, r.gna, r.gk, r.ena,"
-          " r.ek, &b, &dg);\n"
+          "    se_hh_row_terms(u, &m, &h, &n, update, %.17g, %.17g, r.gna, r.gk, r.ena, r.ek, &b,"
+          " &dg);\n"
           "    if (update) { gm[s0 + r.off] = m; gh[s0 + r.off] = h; gn[s0 + r.off] = n; }\n"
-          "    sy[(%d + 2 * (j - %d)) * 32] = b;\n    sy[(%d + 2 * (j - %d) + 1) * 32] = dg;\n"
-          "  }\n",
-          j0, j1, (int)m, dt, e->q10, hh_slot, j0, hh_slot, j0);
+          "    sy[(%d + 2 * (j - %d)) * 32] = b;\n    sy[(%d + 2 * (j - %d) + 1) * 32] = dg;\n",
+          dt, e->q10, hh_slot, j0, hh_slot, j0);
+      put(&t, opt->hh_prefetch ? "    r = q; m = qm; h = qh; n = qn; u = qu;\n  }\n  }\n"
+                               : "  }\n");
     }
     const int hs = hh_index[i] >= 0 ? hh_slot + 2 * (hh_index[i] % chunk) : -1;
     put(&t, "  const double v%d = V[%lld];\n  double b%d = (%.17g) * v%d + (%.17g)", i,
