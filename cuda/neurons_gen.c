@@ -27,9 +27,11 @@ se_gen_options se_gen_options_from_env(void) {
   o.register_rows = (int)se_env_long("SE_GEN_REG_ROWS", -1);
   o.window = (int)se_env_long("SE_GEN_WINDOW", 8);
   o.hh_chunk = (int)se_env_long("SE_GEN_HH_CHUNK", 0);
-  o.hh_prefetch = se_env_long("SE_GEN_HH_PREFETCH", 0) != 0;
+  o.hh_batch = (int)se_env_long("SE_GEN_HH_BATCH", 1);
   if (o.hh_chunk < 0)
     o.hh_chunk = 0;
+  if (o.hh_batch < 1)
+    o.hh_batch = 1;
   o.contract = se_env_long("SE_GEN_FMAD", 0) != 0;
   if (o.register_rows < -1)
     o.register_rows = -1;
@@ -286,6 +288,39 @@ static void put_y(text *t, const y_home *home, int i) {
 /* The lanes of the list schedule (docs/gpu.md "Session 9": 4 measured best). */
 #define GEN_SCHEDULE_LANES 4
 
+/* Writes the loop over the hh rows [j0, j1) of morphology m's table: their currents into b and
+ * dg (row j's in shared-memory slots hh_slot + 2 (j - j0) and the next), the deferred gate
+ * update; `batch` rows per iteration, their loads first, then their work (the rows left over one
+ * at a time). */
+static void put_hh_rows(text *t, int m, int j0, int j1, int batch, double dt, double q10,
+                        int hh_slot) {
+  const int whole = j0 + (j1 - j0) / batch * batch;
+  for (int pass = 0; pass < 2; pass++) {
+    const int k = pass ? 1 : batch, a = pass ? whole : j0, b = pass ? j1 : whole;
+    if (a >= b)
+      continue;
+    put(t, "  for (int j = %d; j < %d; j += %d) { // hh rows: currents, deferred gate update\n", a,
+        b, k);
+    for (int q = 0; q < k; q++)
+      put(t,
+          "    const se_gen_hh_row r_%d = se_gen_hh_%d[j + %d];\n"
+          "    double m_%d = gm[s0 + r_%d.off], h_%d = gh[s0 + r_%d.off], n_%d = gn[s0 + r_%d.off],"
+          " b_%d = 0.0, dg_%d = 0.0;\n    const double u_%d = V[r_%d.off];\n",
+          q, m, q, q, q, q, q, q, q, q, q, q, q);
+    for (int q = 0; q < k; q++)
+      put(t,
+          "    se_hh_row_terms(u_%d, &m_%d, &h_%d, &n_%d, update, %.17g, %.17g, r_%d.gna, r_%d.gk,"
+          " r_%d.ena, r_%d.ek, &b_%d, &dg_%d);\n"
+          "    if (update) { gm[s0 + r_%d.off] = m_%d; gh[s0 + r_%d.off] = h_%d;"
+          " gn[s0 + r_%d.off] = n_%d; }\n"
+          "    sy[(%d + 2 * (j + %d - %d)) * 32] = b_%d;\n"
+          "    sy[(%d + 2 * (j + %d - %d) + 1) * 32] = dg_%d;\n",
+          q, q, q, q, dt, q10, q, q, q, q, q, q, q, q, q, q, q, q, hh_slot, q, j0, q, hh_slot, q,
+          j0, q);
+    put(t, "  }\n");
+  }
+}
+
 /* Writes into *out the kernel se_gen_step_<m> of morphology m: in cell order (in_order) the thread
  * of cell c finds its slots from c, else from its morphology's group table. */
 static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tables *tab,
@@ -409,33 +444,7 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
       put(&t, "  asm volatile(\"\" ::: \"memory\");\n");
     if (chunk == n_hh ? n_hh > 0 && k == 0 : hh_index[i] >= 0 && hh_index[i] % chunk == 0) {
       const int j0 = chunk == n_hh ? 0 : hh_index[i], j1 = j0 + chunk < n_hh ? j0 + chunk : n_hh;
-      /* with prefetch: the next row's table entry, gates and v loaded before this row's work
-       * (the last iteration reloads its own row, before its stores, and drops the values) */
-      if (opt->hh_prefetch)
-        put(&t,
-            "  {\n  se_gen_hh_row r = se_gen_hh_%d[%d];\n"
-            "  double m = gm[s0 + r.off], h = gh[s0 + r.off], n = gn[s0 + r.off], u = V[r.off];\n"
-            "  for (int j = %d; j < %d; j++) { // hh rows: currents, deferred gate update\n"
-            "    const se_gen_hh_row q = se_gen_hh_%d[j + 1 < %d ? j + 1 : j];\n"
-            "    const double qm = gm[s0 + q.off], qh = gh[s0 + q.off], qn = gn[s0 + q.off],"
-            " qu = V[q.off];\n"
-            "    double b = 0.0, dg = 0.0;\n",
-            (int)m, j0, j0, j1, (int)m, j1);
-      else
-        put(&t,
-            "  for (int j = %d; j < %d; j++) { // hh rows: currents, deferred gate update\n"
-            "    const se_gen_hh_row r = se_gen_hh_%d[j];\n"
-            "    double m = gm[s0 + r.off], h = gh[s0 + r.off], n = gn[s0 + r.off], b = 0.0,"
-            " dg = 0.0;\n    const double u = V[r.off];\n",
-            j0, j1, (int)m);
-      put(&t,
-          "    se_hh_row_terms(u, &m, &h, &n, update, %.17g, %.17g, r.gna, r.gk, r.ena, r.ek, &b,"
-          " &dg);\n"
-          "    if (update) { gm[s0 + r.off] = m; gh[s0 + r.off] = h; gn[s0 + r.off] = n; }\n"
-          "    sy[(%d + 2 * (j - %d)) * 32] = b;\n    sy[(%d + 2 * (j - %d) + 1) * 32] = dg;\n",
-          dt, e->q10, hh_slot, j0, hh_slot, j0);
-      put(&t, opt->hh_prefetch ? "    r = q; m = qm; h = qh; n = qn; u = qu;\n  }\n  }\n"
-                               : "  }\n");
+      put_hh_rows(&t, (int)m, j0, j1, opt->hh_batch, dt, e->q10, hh_slot);
     }
     const int hs = hh_index[i] >= 0 ? hh_slot + 2 * (hh_index[i] % chunk) : -1;
     put(&t, "  const double v%d = V[%lld];\n  double b%d = (%.17g) * v%d + (%.17g)", i,

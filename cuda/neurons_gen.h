@@ -54,13 +54,13 @@ typedef struct se_gen_step {
  * last keep y in registers (SE_GEN_REG_ROWS; default -1: 64 of up to 128 rows, 128 of up to 400,
  * else all, as measured best), hh_chunk: the hh rows computed hh_chunk at a time, each chunk
  * just before its first row is eliminated, their b and dg in 2 hh_chunk shared-memory slots
- * (SE_GEN_HH_CHUNK; default 0: all of them before the elimination), hh_prefetch: each hh row's
- * loads issued before the previous row's work (SE_GEN_HH_PREFETCH, default 0), a compiler
+ * (SE_GEN_HH_CHUNK; default 0: all of them before the elimination), hh_batch: the hh loop
+ * takes hh_batch rows per iteration, their loads first (SE_GEN_HH_BATCH, default 1), a compiler
  * barrier every
  * window rows keeps the loads from being hoisted into spills (SE_GEN_WINDOW, default 8, 0 none),
  * contract: FMA contraction (SE_GEN_FMAD, default 0 as the engine's kernels, docs/model.md). */
 typedef struct se_gen_options {
-  int register_rows, window, contract, hh_chunk, hh_prefetch;
+  int register_rows, window, contract, hh_chunk, hh_batch;
 } se_gen_options;
 
 /* The options from the environment (defaults above). */

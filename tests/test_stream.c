@@ -661,8 +661,8 @@ static void check_gen_source(se_test_state *st, const se_neuron_model *mixed,
             "several morphologies: gen not applicable (%s) or one morphology", why);
   char *msrc = NULL, *mcubin = NULL;
   size_t msize = 0;
-  /* the hh rows in chunks of 4, their loads one row ahead: more hh loops than kernels */
-  int mrc = se_neurons_gen_source(e, &(se_gen_options){-1, 8, 0, 4, 1}, &msrc, &err);
+  /* the hh rows in chunks of 4, 3 per iteration: more hh loops than kernels */
+  int mrc = se_neurons_gen_source(e, &(se_gen_options){-1, 8, 0, 4, 3}, &msrc, &err);
   if (mrc == SE_OK)
     mrc = se_neurons_gen_compile(msrc, 9, 0, 0, &mcubin, &msize, &err);
   int hh_loops = 0;
@@ -782,11 +782,12 @@ int main(void) {
    * most morphologies partial) */
   setenv("SE_GEN_HH_CHUNK", "3", 1);
   run_gen_host(&st, &m, 32, "the 8 morphologies together, hh rows in chunks of 3");
-  setenv("SE_GEN_HH_PREFETCH", "1", 1); /* and their loads one row ahead */
-  run_gen_host(&st, &m, 32, "the 8 morphologies together, chunks of 3, hh loads ahead");
+  setenv("SE_GEN_HH_BATCH", "2", 1); /* and 2 per iteration (a partial chunk: 1 left over) */
+  run_gen_host(&st, &m, 32, "the 8 morphologies together, chunks of 3, 2 hh rows per iteration");
   unsetenv("SE_GEN_HH_CHUNK");
-  run_gen_host(&st, &mono[0], 32, "morphology 0 alone, hh loads ahead");
-  unsetenv("SE_GEN_HH_PREFETCH");
+  setenv("SE_GEN_HH_BATCH", "4", 1);
+  run_gen_host(&st, &mono[0], 32, "morphology 0 alone, 4 hh rows per iteration");
+  unsetenv("SE_GEN_HH_BATCH");
 #endif
   check_tables(&st, &m);
   const config configs[] = {{.width = 8, .stack_rows = 100000, .onchip = 1},
@@ -843,10 +844,10 @@ int main(void) {
     setenv("SE_GEN_REG_ROWS", "0", 1);
     setenv("SE_GEN_WINDOW", "0", 1);
     setenv("SE_GEN_HH_CHUNK", "5", 1);
-    setenv("SE_GEN_HH_PREFETCH", "1", 1);
+    setenv("SE_GEN_HH_BATCH", "4", 1);
     run_gen(&st, &mono[2], 32);
     unsetenv("SE_GEN_HH_CHUNK");
-    unsetenv("SE_GEN_HH_PREFETCH");
+    unsetenv("SE_GEN_HH_BATCH");
     setenv("SE_GEN_REG_ROWS", "100000", 1);
     setenv("SE_GEN_WINDOW", "3", 1);
     setenv("SE_GEN_FMAD", "1", 1);
