@@ -28,6 +28,7 @@ se_gen_options se_gen_options_from_env(void) {
   o.window = (int)se_env_long("SE_GEN_WINDOW", 8);
   o.hh_chunk = (int)se_env_long("SE_GEN_HH_CHUNK", 0);
   o.hh_batch = (int)se_env_long("SE_GEN_HH_BATCH", 1);
+  o.hh_split = se_env_long("SE_GEN_HH_SPLIT", 0) != 0;
   if (o.hh_chunk < 0)
     o.hh_chunk = 0;
   if (o.hh_batch < 1)
@@ -155,13 +156,39 @@ static int register_rows(int n, const se_gen_options *opt) {
   return r < n ? r : n;
 }
 
-size_t se_neurons_gen_smem(const struct se_neurons *e, int32_t m, const se_gen_options *opt) {
+/* Morphology m's hh rows and clamped compartments (over its cells). */
+static void morphology_counts(const struct se_neurons *e, int32_t m, int *n_hh, int *n_clamp) {
   const int n = morphology_rows(e, m);
   const uint8_t *hh = e->topology[m].has_hh;
-  int n_hh = 0;
+  *n_hh = 0;
   for (int i = 0; i < n; i++)
-    n_hh += hh[i] != 0;
-  const int held = opt->hh_chunk > 0 && opt->hh_chunk < n_hh ? opt->hh_chunk : n_hh;
+    *n_hh += hh[i] != 0;
+  uint8_t *clamped = calloc((size_t)n + 1, 1);
+  *n_clamp = clamped ? 0 : SE_GEN_MAX_CLAMP_ROWS + 1; /* out of memory: as many clamps */
+  for (int32_t k = 0; clamped && k < e->n_stim; k++)
+    if (e->groups[e->cell_group[e->stim_cell[k]]].morphology == m && !clamped[e->stim_comp[k]]) {
+      clamped[e->stim_comp[k]] = 1;
+      (*n_clamp)++;
+    }
+  free(clamped);
+}
+
+/* se_neurons_gen_split's rule on a morphology's counts */
+static int split_rule(const se_gen_options *opt, int n_hh, int n_clamp) {
+  return opt->hh_split && n_hh > 0 && n_clamp <= SE_GEN_MAX_CLAMP_ROWS;
+}
+
+int se_neurons_gen_split(const struct se_neurons *e, int32_t m, const se_gen_options *opt) {
+  int n_hh = 0, n_clamp = 0;
+  morphology_counts(e, m, &n_hh, &n_clamp);
+  return split_rule(opt, n_hh, n_clamp);
+}
+
+size_t se_neurons_gen_smem(const struct se_neurons *e, int32_t m, const se_gen_options *opt) {
+  const int n = morphology_rows(e, m);
+  int n_hh = 0, n_clamp = 0;
+  morphology_counts(e, m, &n_hh, &n_clamp);
+  const int held = split_rule(opt, n_hh, n_clamp) ? 0 : opt->hh_chunk > 0 && opt->hh_chunk < n_hh ? opt->hh_chunk : n_hh;
   return (size_t)(n - register_rows(n, opt) + 2 * held) * 32 * sizeof(double);
 }
 
@@ -362,7 +389,7 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
     if (e->groups[e->cell_group[e->stim_cell[k]]].morphology == m &&
         clamp_index[e->stim_comp[k]] < 0)
       clamp_index[e->stim_comp[k]] = n_clamp++;
-  const int in_registers = register_rows(n, opt);
+  const int split = split_rule(opt, n_hh, n_clamp), in_registers = register_rows(n, opt);
   for (int k = 0; k < n; k++) {
     home[order[k]].reg = k >= n - in_registers;
     home[order[k]].slot = home[order[k]].reg ? -1 : slots++;
@@ -382,6 +409,35 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
     }
     put(&t, "};\n");
   }
+  /* the prologue's slot of the cell (and the engine's thread th): in cell order from the thread
+   * tm, else from its group */
+  char where[320];
+  if (in_order) /* thread tm: cell tm, the engine's thread tm (its clamp list) */
+    snprintf(where, sizeof where,
+             "  const long long th = tm, cell = tm, s0 = tm / %lld * %lldLL + tm %% %lld;\n",
+             (long long)W, (long long)W * n, (long long)W);
+  else /* thread tm: lane tm % W of the morphology's group tm / W */
+    snprintf(where, sizeof where,
+             "  const se_gen_group g = groups[tm / %lld];\n  const int lane = (int)(tm %% %lld);\n"
+             "  if (lane >= g.lanes) return;\n"
+             "  const long long th = g.thread0 + lane, s0 = g.base + lane;\n",
+             (long long)W, (long long)W);
+  if (split) /* the hh rows' kernel: thread tm's cell, hh row blockIdx.y; b and dg to rhs, diag */
+    put(&t,
+        "extern \"C\" __global__ void __launch_bounds__(256) se_gen_currents_%d(\n"
+        "    const double *__restrict__ v, double *__restrict__ gm, double *__restrict__ gh,\n"
+        "    double *__restrict__ gn, double *__restrict__ rhs, double *__restrict__ diag,\n"
+        "    const se_gen_group *__restrict__ groups, long long threads, int update) {\n"
+        "  const long long tm = (long long)blockIdx.x * 256 + threadIdx.x;\n"
+        "  if (tm >= threads) return;\n%s"
+        "  const se_gen_hh_row r = se_gen_hh_%d[blockIdx.y];\n"
+        "  const long long s = s0 + r.off;\n"
+        "  double m = gm[s], h = gh[s], n = gn[s], b = 0.0, dg = 0.0;\n"
+        "  se_hh_row_terms(v[s], &m, &h, &n, update, %.17g, %.17g, r.gna, r.gk, r.ena, r.ek, &b,"
+        " &dg);\n"
+        "  if (update) { gm[s] = m; gh[s] = h; gn[s] = n; }\n"
+        "  rhs[s] = b;\n  diag[s] = dg;\n}\n",
+        (int)m, where, (int)m, e->dt, e->q10);
   put(&t,
       "extern \"C\" __global__ void __launch_bounds__(32) se_gen_step_%d(\n"
       "    double *__restrict__ v, double *__restrict__ gm, double *__restrict__ gh,\n"
@@ -390,20 +446,13 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
       "    const double *__restrict__ stim_duration, const double *__restrict__ stim_amplitude,\n"
       "    unsigned long long *spike_count, double *spike_time, long long *spike_cell,\n"
       "    long long spike_capacity, unsigned long long *bad_cell, double *__restrict__ rhs,\n"
-      "    const se_gen_group *__restrict__ groups, const long long *__restrict__ lane_cell,\n"
-      "    long long threads, double t_now, int update) {\n"
+      "    double *__restrict__ diag, const se_gen_group *__restrict__ groups,\n"
+      "    const long long *__restrict__ lane_cell, long long threads, double t_now,\n"
+      "    int update) {\n"
       "  extern __shared__ double se_gen_smem[];\n"
       "  const long long tm = (long long)blockIdx.x * 32 + threadIdx.x;\n"
-      "  if (tm >= threads) return;\n", (int)m);
-  if (in_order) /* thread tm: cell tm, the engine's thread tm (its clamp list) */
-    put(&t, "  const long long th = tm, cell = tm, s0 = tm / %lld * %lldLL + tm %% %lld;\n",
-        (long long)W, (long long)W * n, (long long)W);
-  else /* thread tm: lane tm % W of the morphology's group tm / W */
-    put(&t, "  const se_gen_group g = groups[tm / %lld];\n  const int lane = (int)(tm %% %lld);\n"
-            "  if (lane >= g.lanes) return;\n"
-            "  const long long th = g.thread0 + lane, s0 = g.base + lane;\n",
-        (long long)W, (long long)W);
-  put(&t, "  double *const V = v + s0, *const R = rhs + s0;\n"
+      "  if (tm >= threads) return;\n%s", (int)m, where);
+  put(&t, "  double *const V = v + s0, *const R = rhs + s0, *const D = diag + s0;\n"
           "  double *const sy = se_gen_smem + threadIdx.x;\n");
   const double dt = e->dt;
   /* the clamps' current of each clamped row, a compartment's clamps summed from the last as
@@ -434,19 +483,29 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
       put(&t, " R[(long long)r * %lld] += a;\n  }\n", (long long)W);
     }
   }
-  /* backward: assemble and eliminate each row (fused2's se_stream_eliminate); first (all hh rows
-   * in one chunk) or before the first hh row of each chunk, the chunk's hh rows (currents into b and dg slots, the deferred gate
-   * update) in one loop over the table */
+  /* backward: assemble and eliminate each row (fused2's se_stream_eliminate); unless split, first
+   * (all hh rows in one chunk) or before the first hh row of each chunk, the chunk's hh rows
+   * (currents into b and dg slots, the deferred gate update) in one loop over the table */
   for (int k = 0; k < n; k++) {
     const int i = order[k];
     const se_stream_row *r = &row[i];
     if (opt->window > 0 && k > 0 && k % opt->window == 0)
       put(&t, "  asm volatile(\"\" ::: \"memory\");\n");
-    if (chunk == n_hh ? n_hh > 0 && k == 0 : hh_index[i] >= 0 && hh_index[i] % chunk == 0) {
+    if (!split && (chunk == n_hh ? n_hh > 0 && k == 0
+                                 : hh_index[i] >= 0 && hh_index[i] % chunk == 0)) {
       const int j0 = chunk == n_hh ? 0 : hh_index[i], j1 = j0 + chunk < n_hh ? j0 + chunk : n_hh;
       put_hh_rows(&t, (int)m, j0, j1, opt->hh_batch, dt, e->q10, hh_slot);
     }
-    const int hs = hh_index[i] >= 0 ? hh_slot + 2 * (hh_index[i] % chunk) : -1;
+    /* row i's hh current b and conductance dg (hh rows only) */
+    char hb[48] = "", hd[48] = "";
+    if (hh_index[i] >= 0 && split) {
+      snprintf(hb, sizeof hb, "R[%lld]", (long long)i * W);
+      snprintf(hd, sizeof hd, "D[%lld]", (long long)i * W);
+    } else if (hh_index[i] >= 0) {
+      const int hs = hh_slot + 2 * (hh_index[i] % chunk);
+      snprintf(hb, sizeof hb, "sy[%d]", hs * 32);
+      snprintf(hd, sizeof hd, "sy[%d]", (hs + 1) * 32);
+    }
     put(&t, "  const double v%d = V[%lld];\n  double b%d = (%.17g) * v%d + (%.17g)", i,
         (long long)i * W, i, r->a, i, r->c);
     char ic[48] = "";
@@ -454,10 +513,10 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
       snprintf(ic, sizeof ic, "ic%d", clamp_index[i]);
     else if (clamp_index[i] >= 0)
       snprintf(ic, sizeof ic, "R[%lld]", (long long)i * W);
-    if (clamp_index[i] >= 0 && hs >= 0)
-      put(&t, " + (%s + sy[%d])", ic, hs * 32);
-    else if (hs >= 0)
-      put(&t, " + sy[%d]", hs * 32);
+    if (clamp_index[i] >= 0 && hb[0])
+      put(&t, " + (%s + %s)", ic, hb);
+    else if (hb[0])
+      put(&t, " + %s", hb);
     else if (clamp_index[i] >= 0)
       put(&t, " + %s", ic);
     put(&t, ";\n");
@@ -477,8 +536,8 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
     } else {
       /* fused2's order: inv = 1 / (d0 - (pushes)), y = b inv, f = g inv */
       put(&t, "  const double r%d = 1.0 / (((%.17g)", i, r->d);
-      if (hs >= 0)
-        put(&t, " + sy[%d]", (hs + 1) * 32);
+      if (hd[0])
+        put(&t, " + %s", hd);
       put(&t, ")");
       int none = 1;
       for (int q = first[i]; q < first[i + 1]; q++) {
@@ -805,6 +864,8 @@ int se_neurons_gen_attach(const struct se_neurons *e, int device, const int64_t 
     se_gen_kernel *kk = &g->k[k];
     kk->morphology = list[k];
     kk->smem = se_neurons_gen_smem(e, list[k], &opt);
+    int n_clamp = 0;
+    morphology_counts(e, list[k], &kk->n_hh, &n_clamp);
     if (kk->smem > (size_t)smem_max)
       rc = se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__,
                         "the gen kernel of morphology %d (%d compartments) needs %zu B of shared "
@@ -851,6 +912,10 @@ int se_neurons_gen_attach(const struct se_neurons *e, int device, const int64_t 
     SE_CUDA_CHECK(err, cudaKernelSetAttributeForDevice(
                            g->k[k].kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            (int)g->k[k].smem, device));
+    if (se_neurons_gen_split(e, g->k[k].morphology, &opt)) {
+      snprintf(name, sizeof name, "se_gen_currents_%d", (int)g->k[k].morphology);
+      SE_CUDA_CHECK(err, cudaLibraryGetKernel(&g->k[k].currents, g->library, name));
+    }
   }
   return SE_OK;
 }
@@ -864,18 +929,26 @@ cudaError_t se_neurons_gen_launch(const se_gen_step *g, const se_neurons_device 
   unsigned long long *spike_count = d->spike_count, *bad_cell = d->bad_cell;
   long long *spike_cell = (long long *)d->spike_cell;
   long long capacity = d->spike_capacity;
-  double *rhs = d->rhs;
+  double *rhs = d->rhs, *diag = d->diag;
   const long long *lane_cell = (const long long *)d->lane_cell;
   for (int k = 0; k < g->n; k++) {
     const void *groups = g->k[k].groups;
     long long threads = g->k[k].threads;
+    cudaError_t rc = cudaSuccess;
+    if (g->k[k].currents) { /* the hh rows first, one thread per cell and hh row */
+      void *hargs[] = {&v, &m, &h, &n, &rhs, &diag, &groups, &threads, &update};
+      const dim3 hgrid = {(unsigned)((threads + 255) / 256), (unsigned)g->k[k].n_hh, 1},
+                 hblock = {256, 1, 1};
+      rc = cudaLaunchKernel((const void *)g->k[k].currents, hgrid, hblock, hargs, 0, stream);
+    }
     void *args[] = {&v,          &m,        &h,        &n,      &stim_ptr,  &stim_comp,
                     &delay,      &duration, &amp,      &spike_count,         &spike_time,
-                    &spike_cell, &capacity, &bad_cell, &rhs,    &groups,    &lane_cell,
-                    &threads,    &t_now,    &update};
+                    &spike_cell, &capacity, &bad_cell, &rhs,    &diag,      &groups,
+                    &lane_cell,  &threads,  &t_now,    &update};
     const dim3 grid = {(unsigned)((threads + 31) / 32), 1, 1}, block = {32, 1, 1};
-    const cudaError_t rc = cudaLaunchKernel((const void *)g->k[k].kernel, grid, block, args,
-                                            g->k[k].smem, stream);
+    if (rc == cudaSuccess)
+      rc = cudaLaunchKernel((const void *)g->k[k].kernel, grid, block, args, g->k[k].smem,
+                            stream);
     if (rc != cudaSuccess)
       return rc;
   }

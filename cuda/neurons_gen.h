@@ -40,6 +40,8 @@ typedef struct se_gen_kernel {
   int64_t threads; /* threads launched: the morphology's cells (in cell order), else its groups
                       times the width */
   void *groups;    /* device table of the morphology's groups (NULL in cell order) */
+  cudaKernel_t currents; /* with hh_split: the hh rows' kernel "se_gen_currents_<m>", else NULL */
+  int n_hh;              /* its hh rows (grid.y) */
 } se_gen_kernel;
 
 /* The compiled step: one library, a kernel per morphology with cells. */
@@ -55,12 +57,14 @@ typedef struct se_gen_step {
  * else all, as measured best), hh_chunk: the hh rows computed hh_chunk at a time, each chunk
  * just before its first row is eliminated, their b and dg in 2 hh_chunk shared-memory slots
  * (SE_GEN_HH_CHUNK; default 0: all of them before the elimination), hh_batch: the hh loop
- * takes hh_batch rows per iteration, their loads first (SE_GEN_HH_BATCH, default 1), a compiler
- * barrier every
+ * takes hh_batch rows per iteration, their loads first (SE_GEN_HH_BATCH, default 1), hh_split:
+ * the hh rows in a kernel of their own before the step, one thread per cell and hh row, their b
+ * and dg through the rhs and diag slots (SE_GEN_HH_SPLIT, default 0; only for morphologies whose
+ * clamp currents stay in registers, se_neurons_gen_split), a compiler barrier every
  * window rows keeps the loads from being hoisted into spills (SE_GEN_WINDOW, default 8, 0 none),
  * contract: FMA contraction (SE_GEN_FMAD, default 0 as the engine's kernels, docs/model.md). */
 typedef struct se_gen_options {
-  int register_rows, window, contract, hh_chunk, hh_batch;
+  int register_rows, window, contract, hh_chunk, hh_batch, hh_split;
 } se_gen_options;
 
 /* The options from the environment (defaults above). */
@@ -80,6 +84,11 @@ size_t se_neurons_gen_smem(const struct se_neurons *e, int32_t m, const se_gen_o
 /* 1 when e can take the gen step: cells, at most SE_GEN_MAX_MORPHOLOGIES morphologies, each of at
  * most SE_GEN_MAX_ROWS compartments; else 0 with the reason in why[0 .. n). Not collective. */
 int se_neurons_gen_applicable(const struct se_neurons *e, char *why, size_t n);
+
+/* 1 when morphology m of e takes its hh rows in a kernel of their own under opt: hh_split, hh
+ * rows, and at most SE_GEN_MAX_CLAMP_ROWS clamped compartments (the rhs slots then free). Not
+ * collective. */
+int se_neurons_gen_split(const struct se_neurons *e, int32_t m, const se_gen_options *opt);
 
 /* 1 when the auto choice may take gen for e: applicable, at most SE_GEN_AUTO_MAX_MORPHOLOGIES
  * morphologies, each kernel within SE_GEN_AUTO_MAX_SMEM. Not collective. */

@@ -9,8 +9,9 @@ se_gen_dim3 blockIdx, threadIdx;
 // the kernels' dynamic shared memory: at most (1024 + 2 * 1024) slots of 32 doubles
 double se_gen_smem[(1024 + 2 * 1024) * 32];
 
-// Sets the block and thread the next kernel call runs as.
-extern "C" void se_gen_host_at(unsigned block, unsigned thread) {
-  blockIdx.x = block;
+// Sets the block (x, y) and thread the next kernel call runs as.
+extern "C" void se_gen_host_at(unsigned block_x, unsigned block_y, unsigned thread) {
+  blockIdx.x = block_x;
+  blockIdx.y = block_y;
   threadIdx.x = thread;
 }

@@ -466,18 +466,22 @@ static void check_gen_cache(se_test_state *st, const char *source) {
  * spike matched within 1e-7 ms. The generator's output checked in CI, without a GPU: one
  * morphology in cell order, and several through their group tables (threads numbered group by
  * group, each group's lanes its threads, as the CUDA backend's with the launch order taken as
- * the groups' order). */
+ * the groups' order). With SE_GEN_HH_SPLIT the hh rows' kernels run first. Returns the number of
+ * morphologies whose hh rows were split off. */
 typedef void (*gen_kernel_fn)(double *, double *, double *, double *, const long long *,
                               const int *, const double *, const double *, const double *,
                               unsigned long long *, double *, long long *, long long,
-                              unsigned long long *, double *, const void *, const long long *,
-                              long long, double, int);
+                              unsigned long long *, double *, double *, const void *,
+                              const long long *, long long, double, int);
+/* the hh rows' kernel of a morphology with SE_GEN_HH_SPLIT (se_gen_currents_<m>) */
+typedef void (*gen_currents_fn)(const double *, double *, double *, double *, double *, double *,
+                                const void *, long long, int);
 typedef struct host_group { /* the generated source's se_gen_group */
   int64_t base, thread0;
   int32_t lanes, pad;
 } host_group;
 
-static void run_gen_host(se_test_state *st, const se_neuron_model *m, int width, const char *what) {
+static int run_gen_host(se_test_state *st, const se_neuron_model *m, int width, const char *what) {
   se_error err = {0};
   se_neurons_options opt = se_neurons_default_options();
   opt.interleave_width = width;
@@ -502,14 +506,16 @@ static void run_gen_host(se_test_state *st, const se_neuron_model *m, int width,
   SE_EXPECT(st, built, "host compile of the generated kernels failed: %s", cmd);
   snprintf(path, sizeof path, "%s/gen.so", dir);
   void *so = built ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
-  void (*at)(unsigned, unsigned) =
-      so ? (void (*)(unsigned, unsigned))(uintptr_t)dlsym(so, "se_gen_host_at") : NULL;
+  void (*at)(unsigned, unsigned, unsigned) =
+      so ? (void (*)(unsigned, unsigned, unsigned))(uintptr_t)dlsym(so, "se_gen_host_at") : NULL;
   SE_EXPECT(st, !built || at, "dlopen/dlsym %s: %s", path, dlerror());
   const int64_t nc = b->n_cells, ns = b->n_stim, W = width, ng = b->n_groups;
   /* the morphologies' kernels, group tables and thread counts */
   int n_k = 0;
   int32_t *morph = se_test_calloc((size_t)ng, sizeof *morph);
   gen_kernel_fn *kernel = se_test_calloc((size_t)ng, sizeof *kernel);
+  gen_currents_fn *currents = se_test_calloc((size_t)ng, sizeof *currents);
+  int *n_hh = se_test_calloc((size_t)ng, sizeof *n_hh), n_split = 0;
   host_group **tab = se_test_calloc((size_t)ng, sizeof *tab);
   int64_t *threads = se_test_calloc((size_t)ng, sizeof *threads);
   for (int64_t g = 0; at && g < ng; g++) {
@@ -523,6 +529,15 @@ static void run_gen_host(se_test_state *st, const se_neuron_model *m, int width,
       snprintf(name, sizeof name, "se_gen_step_%d", (int)morph[n_k]);
       kernel[n_k] = (gen_kernel_fn)(uintptr_t)dlsym(so, name);
       SE_EXPECT(st, kernel[n_k] != NULL, "no kernel %s in %s", name, path);
+      /* the hh rows' kernel where the generator split them off (se_neurons_gen_split) */
+      const int split = se_neurons_gen_split(b, morph[n_k], &go);
+      snprintf(name, sizeof name, "se_gen_currents_%d", (int)morph[n_k]);
+      currents[n_k] = (gen_currents_fn)(uintptr_t)dlsym(so, name);
+      SE_EXPECT(st, !currents[n_k] == !split, "kernel %s %s in %s", name,
+                split ? "missing" : "unexpected", path);
+      for (int32_t i = 0; i < b->groups[g].n_comp; i++)
+        n_hh[n_k] += b->topology[morph[n_k]].has_hh[i] != 0;
+      n_split += currents[n_k] != NULL;
       n_k++;
     }
     tab[k][threads[k] / W] = (host_group){b->groups[g].base, g * W, b->groups[g].lanes, 0};
@@ -561,6 +576,7 @@ static void run_gen_host(se_test_state *st, const se_neuron_model *m, int width,
       clamp[2 * ns + j] = b->stim_amplitude[order[j]];
     }
     double *rhs = se_test_calloc((size_t)b->n_slots + 1, sizeof *rhs);
+    double *diag = se_test_calloc((size_t)b->n_slots + 1, sizeof *diag);
     const int64_t capacity = nc * 2000, steps = se_neuron_model_steps(m);
     double *time_a = se_test_calloc((size_t)capacity, sizeof *time_a);
     double *time_b = se_test_calloc((size_t)capacity, sizeof *time_b);
@@ -571,10 +587,15 @@ static void run_gen_host(se_test_state *st, const se_neuron_model *m, int width,
     for (int64_t s = 0; s < steps; s++) {
       for (int k = 0; k < n_k && kernel[k]; k++) {
         const long long nt = threads[k]; /* in cell order the threads past the cells return */
+        for (int j = 0; currents[k] && j < n_hh[k]; j++) /* grid (threads / 256, hh rows) */
+          for (long long t = 0; t < nt; t++) {
+            at((unsigned)(t / 256), (unsigned)j, (unsigned)(t % 256));
+            currents[k](b->v, b->m, b->h, b->n, rhs, diag, tab[k], in_order ? nc : nt, s > 0);
+          }
         for (long long t = 0; t < nt; t++) {
-          at((unsigned)(t / 32), (unsigned)(t % 32));
+          at((unsigned)(t / 32), 0, (unsigned)(t % 32));
           kernel[k](b->v, b->m, b->h, b->n, ptr, comp, clamp, clamp + ns, clamp + 2 * ns,
-                    &count_b, time_b, cell_b, capacity, &bad, rhs, tab[k], lane_cell,
+                    &count_b, time_b, cell_b, capacity, &bad, rhs, diag, tab[k], lane_cell,
                     in_order ? nc : nt, a->t, s > 0);
         }
       }
@@ -610,9 +631,10 @@ static void run_gen_host(se_test_state *st, const se_neuron_model *m, int width,
           best = fmin(best, fabs(time_b[q] - time_a[p]));
       matched += best <= 1e-7;
     }
-    printf("gen on the host, %s, %d kernel%s, width %2d: max |dv| %.3g mV, gates %.3g, %llu "
-           "spikes (cpu %lld, %lld matched)\n", what, n_k, n_k == 1 ? "" : "s", width, max_dv,
-           max_gate, count_b, (long long)count_a, (long long)matched);
+    printf("gen on the host, %s, %d kernel%s (%d with hh rows split off), width %2d: max |dv| "
+           "%.3g mV, gates %.3g, %llu spikes (cpu %lld, %lld matched)\n", what, n_k,
+           n_k == 1 ? "" : "s", n_split, width, max_dv, max_gate, count_b, (long long)count_a,
+           (long long)matched);
     SE_EXPECT(st, max_dv <= 1e-7 && max_gate <= 1e-9 && bad == 0,
               "gen on the host, %s: |dv| %g mV, gates %g, bad cell %llu", what, max_dv, max_gate,
               bad);
@@ -626,6 +648,7 @@ static void run_gen_host(se_test_state *st, const se_neuron_model *m, int width,
     free(clamp);
     free(fill);
     free(rhs);
+    free(diag);
     free(time_a);
     free(time_b);
     free(cell_a);
@@ -636,6 +659,8 @@ static void run_gen_host(se_test_state *st, const se_neuron_model *m, int width,
   free(tab);
   free(morph);
   free(kernel);
+  free(currents);
+  free(n_hh);
   free(threads);
   if (so)
     dlclose(so);
@@ -643,12 +668,14 @@ static void run_gen_host(se_test_state *st, const se_neuron_model *m, int width,
   SE_EXPECT(st, system(cmd) == 0, "%s", cmd);
   se_neurons_destroy(a);
   se_neurons_destroy(b);
+  return n_split;
 }
 
 /* The gen kernel's generator without a GPU: the population of several morphologies compiled by
- * NVRTC (a kernel per morphology, the hh rows in chunks), a morphology larger than SE_GEN_MAX_ROWS refused with the
- * reason, each morphology alone (37 cells: a partial last group) compiled for sm_90 with every y
- * in shared memory and with every y in registers. */
+ * NVRTC (a kernel per morphology, the hh rows in chunks), a morphology larger than
+ * SE_GEN_MAX_ROWS refused with the reason, each morphology alone (37 cells: a partial last group) compiled for sm_90 with every y
+ * in shared memory and with every y in registers (and the hh rows split off where its clamps
+ * allow: morphology 0's). */
 static void check_gen_source(se_test_state *st, const se_neuron_model *mixed,
                              const se_neuron_model *mono, int n_mono) {
   se_error err = {0};
@@ -662,7 +689,7 @@ static void check_gen_source(se_test_state *st, const se_neuron_model *mixed,
   char *msrc = NULL, *mcubin = NULL;
   size_t msize = 0;
   /* the hh rows in chunks of 4, 3 per iteration: more hh loops than kernels */
-  int mrc = se_neurons_gen_source(e, &(se_gen_options){-1, 8, 0, 4, 3}, &msrc, &err);
+  int mrc = se_neurons_gen_source(e, &(se_gen_options){-1, 8, 0, 4, 3, 0}, &msrc, &err);
   if (mrc == SE_OK)
     mrc = se_neurons_gen_compile(msrc, 9, 0, 0, &mcubin, &msize, &err);
   int hh_loops = 0;
@@ -726,6 +753,7 @@ static void check_gen_source(se_test_state *st, const se_neuron_model *mixed,
     for (int q = 0; ok && q < 2; q++) {
       se_gen_options go = se_gen_options_from_env();
       go.register_rows = reg_rows[q];
+      go.hh_split = q == 1; /* with all rows in registers, the hh rows split off where allowed */
       char *src = NULL, *cubin = NULL;
       size_t size = 0;
       const size_t smem = se_neurons_gen_smem(e, e->groups[0].morphology, &go);
@@ -779,15 +807,27 @@ int main(void) {
   run_gen_host(&st, &m, 32, "the 8 morphologies together");
   run_gen_host(&st, &m, 3, "the 8 morphologies together");
   /* the hh rows 3 at a time, each chunk before its first row's elimination (the last chunk of
-   * most morphologies partial) */
+   * most morphologies partial), 2 per iteration (one left over per chunk) */
   setenv("SE_GEN_HH_CHUNK", "3", 1);
-  run_gen_host(&st, &m, 32, "the 8 morphologies together, hh rows in chunks of 3");
-  setenv("SE_GEN_HH_BATCH", "2", 1); /* and 2 per iteration (a partial chunk: 1 left over) */
+  setenv("SE_GEN_HH_BATCH", "2", 1);
   run_gen_host(&st, &m, 32, "the 8 morphologies together, chunks of 3, 2 hh rows per iteration");
   unsetenv("SE_GEN_HH_CHUNK");
   setenv("SE_GEN_HH_BATCH", "4", 1);
   run_gen_host(&st, &mono[0], 32, "morphology 0 alone, 4 hh rows per iteration");
   unsetenv("SE_GEN_HH_BATCH");
+  /* the hh rows in kernels of their own (SE_GEN_HH_SPLIT) where at most 8 compartments of a
+   * morphology are clamped (all of these: every morphology has hh rows and at most 8 clamped
+   * compartments over its cells): in cell order, and through the group tables */
+  setenv("SE_GEN_HH_SPLIT", "1", 1);
+  SE_EXPECT(&st, run_gen_host(&st, &mono[0], 32, "morphology 0 alone, hh rows split off") == 1,
+            "morphology 0: hh rows not split off");
+  se_neuron_model soma;
+  build_model(&soma, -1, 0, 0);
+  const int soma_split = run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, hh split off");
+  SE_EXPECT(&st, soma_split == N_MORPH, "%d of %d morphologies with hh rows split off",
+            soma_split, N_MORPH);
+  se_neuron_model_free(&soma);
+  unsetenv("SE_GEN_HH_SPLIT");
 #endif
   check_tables(&st, &m);
   const config configs[] = {{.width = 8, .stack_rows = 100000, .onchip = 1},
@@ -848,6 +888,12 @@ int main(void) {
     run_gen(&st, &mono[2], 32);
     unsetenv("SE_GEN_HH_CHUNK");
     unsetenv("SE_GEN_HH_BATCH");
+    /* the hh rows in kernels of their own: morphology 0 alone (in cell order) and the 8 together
+     * (group tables) */
+    setenv("SE_GEN_HH_SPLIT", "1", 1);
+    run_gen(&st, &mono[0], 32);
+    run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
+    unsetenv("SE_GEN_HH_SPLIT");
     setenv("SE_GEN_REG_ROWS", "100000", 1);
     setenv("SE_GEN_WINDOW", "3", 1);
     setenv("SE_GEN_FMAD", "1", 1);
