@@ -894,8 +894,9 @@ int se_neurons_gen_attach(const struct se_neurons *e, int device, const int64_t 
             g->n == 1 ? "y" : "ies", strlen(source), cubin_size,
             cached ? "from the cache" : "compiled");
     for (int k = 0; k < g->n; k++)
-      fprintf(stderr, " %d rows: %zu B shared per block;", morphology_rows(e, g->k[k].morphology),
-              g->k[k].smem);
+      fprintf(stderr, " %d rows: %zu B shared per block%s;",
+              morphology_rows(e, g->k[k].morphology), g->k[k].smem,
+              se_neurons_gen_split(e, g->k[k].morphology, &opt) ? ", hh rows split off" : "");
     fprintf(stderr, "\n");
   }
   free(source);
