@@ -29,6 +29,7 @@ se_gen_options se_gen_options_from_env(void) {
   o.hh_chunk = (int)se_env_long("SE_GEN_HH_CHUNK", 0);
   o.hh_batch = (int)se_env_long("SE_GEN_HH_BATCH", 1);
   o.hh_split = se_env_long("SE_GEN_HH_SPLIT", 0) != 0;
+  o.streams = se_env_long("SE_GEN_STREAMS", 0) != 0;
   if (o.hh_chunk < 0)
     o.hh_chunk = 0;
   if (o.hh_batch < 1)
@@ -188,7 +189,9 @@ size_t se_neurons_gen_smem(const struct se_neurons *e, int32_t m, const se_gen_o
   const int n = morphology_rows(e, m);
   int n_hh = 0, n_clamp = 0;
   morphology_counts(e, m, &n_hh, &n_clamp);
-  const int held = split_rule(opt, n_hh, n_clamp) ? 0 : opt->hh_chunk > 0 && opt->hh_chunk < n_hh ? opt->hh_chunk : n_hh;
+  const int held = split_rule(opt, n_hh, n_clamp)                   ? 0
+                   : opt->hh_chunk > 0 && opt->hh_chunk < n_hh ? opt->hh_chunk
+                                                               : n_hh;
   return (size_t)(n - register_rows(n, opt) + 2 * held) * 32 * sizeof(double);
 }
 
@@ -918,6 +921,17 @@ int se_neurons_gen_attach(const struct se_neurons *e, int device, const int64_t 
       SE_CUDA_CHECK(err, cudaLibraryGetKernel(&g->k[k].currents, g->library, name));
     }
   }
+  if (opt.streams && g->n > 1) { /* a stream per morphology, events to fork and join */
+    g->streams = calloc((size_t)g->n, sizeof *g->streams);
+    g->joined = calloc((size_t)g->n, sizeof *g->joined);
+    if (!g->streams || !g->joined)
+      SE_FAIL(err, SE_ERR_NOMEM, "out of memory for %d streams", g->n);
+    SE_CUDA_CHECK(err, cudaEventCreateWithFlags(&g->fork, cudaEventDisableTiming));
+    for (int k = 0; k < g->n; k++) {
+      SE_CUDA_CHECK(err, cudaStreamCreateWithFlags(&g->streams[k], cudaStreamNonBlocking));
+      SE_CUDA_CHECK(err, cudaEventCreateWithFlags(&g->joined[k], cudaEventDisableTiming));
+    }
+  }
   return SE_OK;
 }
 
@@ -932,15 +946,18 @@ cudaError_t se_neurons_gen_launch(const se_gen_step *g, const se_neurons_device 
   long long capacity = d->spike_capacity;
   double *rhs = d->rhs, *diag = d->diag;
   const long long *lane_cell = (const long long *)d->lane_cell;
-  for (int k = 0; k < g->n; k++) {
+  cudaError_t rc = g->streams ? cudaEventRecord(g->fork, stream) : cudaSuccess;
+  for (int k = 0; k < g->n && rc == cudaSuccess; k++) {
     const void *groups = g->k[k].groups;
     long long threads = g->k[k].threads;
-    cudaError_t rc = cudaSuccess;
-    if (g->k[k].currents) { /* the hh rows first, one thread per cell and hh row */
+    const cudaStream_t s = g->streams ? g->streams[k] : stream;
+    if (g->streams)
+      rc = cudaStreamWaitEvent(s, g->fork, 0);
+    if (rc == cudaSuccess && g->k[k].currents) { /* the hh rows first, a thread per cell and row */
       void *hargs[] = {&v, &m, &h, &n, &rhs, &diag, &groups, &threads, &update};
       const dim3 hgrid = {(unsigned)((threads + 255) / 256), (unsigned)g->k[k].n_hh, 1},
                  hblock = {256, 1, 1};
-      rc = cudaLaunchKernel((const void *)g->k[k].currents, hgrid, hblock, hargs, 0, stream);
+      rc = cudaLaunchKernel((const void *)g->k[k].currents, hgrid, hblock, hargs, 0, s);
     }
     void *args[] = {&v,          &m,        &h,        &n,      &stim_ptr,  &stim_comp,
                     &delay,      &duration, &amp,      &spike_count,         &spike_time,
@@ -948,15 +965,26 @@ cudaError_t se_neurons_gen_launch(const se_gen_step *g, const se_neurons_device 
                     &lane_cell,  &threads,  &t_now,    &update};
     const dim3 grid = {(unsigned)((threads + 31) / 32), 1, 1}, block = {32, 1, 1};
     if (rc == cudaSuccess)
-      rc = cudaLaunchKernel((const void *)g->k[k].kernel, grid, block, args, g->k[k].smem,
-                            stream);
-    if (rc != cudaSuccess)
-      return rc;
+      rc = cudaLaunchKernel((const void *)g->k[k].kernel, grid, block, args, g->k[k].smem, s);
+    if (rc == cudaSuccess && g->streams)
+      rc = cudaEventRecord(g->joined[k], s);
+    if (rc == cudaSuccess && g->streams)
+      rc = cudaStreamWaitEvent(stream, g->joined[k], 0);
   }
-  return cudaSuccess;
+  return rc;
 }
 
 void se_neurons_gen_free(se_gen_step *g) {
+  for (int k = 0; g->streams && k < g->n; k++) {
+    if (g->streams[k])
+      cudaStreamDestroy(g->streams[k]);
+    if (g->joined && g->joined[k])
+      cudaEventDestroy(g->joined[k]);
+  }
+  if (g->fork)
+    cudaEventDestroy(g->fork);
+  free(g->streams);
+  free(g->joined);
   if (g->library)
     cudaLibraryUnload(g->library);
   for (int k = 0; k < g->n; k++)

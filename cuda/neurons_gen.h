@@ -4,9 +4,10 @@
  * straight-line code for that morphology (one kernel per morphology, launched over its groups)
  * and compiled by NVRTC for the device: one thread per cell, the tree in the code (no row
  * table), every per-row constant an immediate, the rows in a list schedule that interleaves
- * independent branches, y in registers (the rows eliminated last) and in shared memory. The hh rows go through one loop over a table in constant memory
- * before the elimination: their code once (inlined at every hh row the code overflows the
- * instruction cache; docs/gpu.md "Session 11"). */
+ * independent branches, y in registers (the rows eliminated last) and in shared memory. The hh
+ * rows go through one loop over a table in constant memory before the elimination: their code
+ * once (inlined at every hh row the code overflows the instruction cache; docs/gpu.md "Session
+ * 11"); or, for experiments, in a kernel of their own (hh_split). */
 #ifndef SE_NEURONS_GEN_H
 #define SE_NEURONS_GEN_H
 
@@ -50,6 +51,10 @@ typedef struct se_gen_step {
   int n;
   se_gen_kernel *k;
   int in_order; /* one morphology, cells group after group in cell order: no group table */
+  /* with streams (several morphologies): each morphology's launches on a stream of its own,
+   * forked from and joined back to the step's stream by events */
+  cudaStream_t *streams;
+  cudaEvent_t fork, *joined;
 } se_gen_step;
 
 /* The generator's choices (environment knobs for experiments): register_rows rows eliminated
@@ -62,9 +67,11 @@ typedef struct se_gen_step {
  * and dg through the rhs and diag slots (SE_GEN_HH_SPLIT, default 0; only for morphologies whose
  * clamp currents stay in registers, se_neurons_gen_split), a compiler barrier every
  * window rows keeps the loads from being hoisted into spills (SE_GEN_WINDOW, default 8, 0 none),
- * contract: FMA contraction (SE_GEN_FMAD, default 0 as the engine's kernels, docs/model.md). */
+ * contract: FMA contraction (SE_GEN_FMAD, default 0 as the engine's kernels, docs/model.md);
+ * and a launch choice, streams: several morphologies' kernels on a stream each, concurrently
+ * (SE_GEN_STREAMS, default 0). */
 typedef struct se_gen_options {
-  int register_rows, window, contract, hh_chunk, hh_batch, hh_split;
+  int register_rows, window, contract, hh_chunk, hh_batch, hh_split, streams;
 } se_gen_options;
 
 /* The options from the environment (defaults above). */
@@ -134,8 +141,9 @@ int se_neurons_gen_cubin(const char *source, int major, int minor, int contract,
 int se_neurons_gen_attach(const struct se_neurons *e, int device, const int64_t *position,
                           se_neurons_device *d, se_gen_step *g, se_error *err);
 
-/* One step from t_now (update: the deferred gate update first) on stream: one launch per
- * morphology. Asynchronous. */
+/* One step from t_now (update: the deferred gate update first) on stream: per morphology its
+ * currents kernel (hh_split) and its step kernel, on stream or, with streams, on the
+ * morphology's own stream joined back to stream. Asynchronous. */
 cudaError_t se_neurons_gen_launch(const se_gen_step *g, const se_neurons_device *d, double t_now,
                                   int update, cudaStream_t stream);
 

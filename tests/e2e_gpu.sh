@@ -125,7 +125,11 @@ done
 wait
 pass=0; fail=0
 for f in $runs; do
-  if [ "$(cat "$work/$f.rc" 2>/dev/null)" = 0 ]; then pass=$((pass+1)); else fail=$((fail+1)); echo "FAILED: $f"; fi
+  if [ "$(cat "$work/$f.rc" 2>/dev/null)" = 0 ]; then
+    pass=$((pass+1))
+  else
+    fail=$((fail+1)); echo "FAILED: $f"
+  fi
   sed "s/^/$f: /" "$work/$f.txt"
 done
 echo "$pass passed, $fail failed"

@@ -673,9 +673,9 @@ static int run_gen_host(se_test_state *st, const se_neuron_model *m, int width, 
 
 /* The gen kernel's generator without a GPU: the population of several morphologies compiled by
  * NVRTC (a kernel per morphology, the hh rows in chunks), a morphology larger than
- * SE_GEN_MAX_ROWS refused with the reason, each morphology alone (37 cells: a partial last group) compiled for sm_90 with every y
- * in shared memory and with every y in registers (and the hh rows split off where its clamps
- * allow: morphology 0's). */
+ * SE_GEN_MAX_ROWS refused with the reason, each morphology alone (37 cells: a partial last
+ * group) compiled for sm_90 with every y in shared memory and with every y in registers (and
+ * the hh rows split off where its clamps allow: morphology 0's). */
 static void check_gen_source(se_test_state *st, const se_neuron_model *mixed,
                              const se_neuron_model *mono, int n_mono) {
   se_error err = {0};
@@ -689,7 +689,8 @@ static void check_gen_source(se_test_state *st, const se_neuron_model *mixed,
   char *msrc = NULL, *mcubin = NULL;
   size_t msize = 0;
   /* the hh rows in chunks of 4, 3 per iteration: more hh loops than kernels */
-  int mrc = se_neurons_gen_source(e, &(se_gen_options){-1, 8, 0, 4, 3, 0}, &msrc, &err);
+  const se_gen_options chunked = {.register_rows = -1, .window = 8, .hh_chunk = 4, .hh_batch = 3};
+  int mrc = se_neurons_gen_source(e, &chunked, &msrc, &err);
   if (mrc == SE_OK)
     mrc = se_neurons_gen_compile(msrc, 9, 0, 0, &mcubin, &msize, &err);
   int hh_loops = 0;
@@ -894,6 +895,9 @@ int main(void) {
     run_gen(&st, &mono[0], 32);
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
     unsetenv("SE_GEN_HH_SPLIT");
+    setenv("SE_GEN_STREAMS", "1", 1); /* the 8 morphologies' kernels on 8 streams */
+    run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
+    unsetenv("SE_GEN_STREAMS");
     setenv("SE_GEN_REG_ROWS", "100000", 1);
     setenv("SE_GEN_WINDOW", "3", 1);
     setenv("SE_GEN_FMAD", "1", 1);
