@@ -21,6 +21,8 @@
 //
 //   g++ -O2 -o gen docs/bench/s9_specialized_gen.cpp
 //   ./gen solve|step docs/bench/s9_spec_morphologies.txt CLASS OUT.cu [V 4] [R 64] [S 256000] [W 8]
+// mode wsolve (session 12): solve's two kernels and a third, "warps": a warp per subtree and a
+//   lane per cell, K warps per block of 32 cells (K in R's place; docs/gpu.md "What is left").
 // (W, step only: a compiler barrier every W rows, else ptxas hoists every v load and spills; 0:
 // none)
 //   nvcc -O3 -arch=sm_90 -Isrc -Xptxas -v OUT.cu -o prog && ./prog
@@ -176,8 +178,8 @@ int main(int argc, char **argv) {
   const int variant = argc > 9 ? atoi(argv[9]) : 0;
   const Morph mo = read_morph(argv[2], name);
   const int n = (int)mo.parent.size();
-  if (n == 0 || (mode != "solve" && mode != "step")) {
-    fprintf(stderr, "%s: no class '%s' in %s, or mode '%s' (solve, step)\n", argv[0],
+  if (n == 0 || (mode != "solve" && mode != "step" && mode != "wsolve")) {
+    fprintf(stderr, "%s: no class '%s' in %s, or mode '%s' (solve, step, wsolve)\n", argv[0],
             name.c_str(), argv[2], mode.c_str());
     return 1;
   }
@@ -204,7 +206,7 @@ int main(int argc, char **argv) {
   fprintf(f, "%s", PRELUDE);
   fprintf(f, "static const int N = %d;\nstatic const long S = %ld;\n", n, cells);
 
-  if (mode == "solve") {
+  if (mode == "solve" || mode == "wsolve") {
     // a diagonally dominant tree matrix: A[p][c] = u[c], A[c][p] = l[c]
     uint64_t seed = 1;
     std::vector<double> u(n), l(n), d(n);
@@ -249,6 +251,100 @@ int main(int argc, char **argv) {
                  "  const int t = threadIdx.x;\n  const long c = blockIdx.x * 32L + t;\n"
                  "  if (c < S) solve_%s_body(b, x, c, t, sy);\n}\n", k, k);
     }
+    // wsolve (session 12): a warp per subtree, a lane per cell. The tree is cut into its largest
+    // subtrees of at most n / K rows (pieces; the rows above them the trunk), the pieces dealt
+    // to K warps largest first (warp 0 starts with the trunk's rows). Block: K warps, 32 cells;
+    // warp w eliminates its pieces (y in its own registers: each warp's code is a branch of its
+    // own, so their y do not add up), leaves each piece root's y in shared memory, barrier 1;
+    // warp 0 solves the trunk and leaves each piece root's parent's x, barrier 2; each warp
+    // substitutes forward through its pieces. bar.sync with a thread count from different
+    // branches (sm_70+).
+    const int K = std::max(1, reg_rows);
+    int n_pieces = 0;
+    if (mode == "wsolve") {
+      std::vector<int> size(n, 1), warp(n, -1), slot(n, -1);
+      for (int i = n - 1; i > 0; i--)
+        size[parent[i]] += size[i];
+      const double T = (double)n / K;
+      std::vector<int> pieces;
+      for (int i = 0; i < n; i++)
+        if (size[i] <= T && (i == 0 || size[parent[i]] > T))
+          pieces.push_back(i);
+      int trunk = 0;
+      for (int i = 0; i < n; i++)
+        trunk += size[i] > T;
+      std::sort(pieces.begin(), pieces.end(), [&](int a, int b) { return size[a] > size[b]; });
+      std::vector<long> load(K, 0);
+      load[0] = trunk;
+      for (int r : pieces) {
+        const int w = (int)(std::min_element(load.begin(), load.end()) - load.begin());
+        load[w] += size[r];
+        slot[r] = n_pieces++;
+        warp[r] = w;
+      }
+      for (int i = 1; i < n; i++) // parents come first: a piece's rows take its root's warp
+        if (slot[i] < 0)
+          warp[i] = warp[parent[i]];
+      long worst = 0;
+      for (long x : load) worst = std::max(worst, x);
+      fprintf(f, "// wsolve: K %d warps, %d pieces, trunk %d rows, at most %ld rows per warp\n", K,
+              n_pieces, trunk, worst);
+      auto W = [&](int i) { // y of row i as seen from its parent's code
+        return slot[i] >= 0 && warp[parent[i]] != warp[i] ? "sr[" + str(slot[i]) + " * 32 + t]"
+                                                            : "y" + str(i);
+      };
+      std::string code;
+      for (int w = 0; w < K; w++) {
+        code += "  if (w == " + str(w) + ") {\n";
+        for (int i : order) // backward through the warp's pieces
+          if (warp[i] == w) {
+            std::string e = "LDG(b + (long)" + str(i) + " * S + c)";
+            for (int k : kids[i])
+              e = "fma(" + num(-u[k]) + ", y" + str(k) + ", " + e + ")";
+            code += "    double y" + str(i) + " = (" + e + ") * " + num(1.0 / dp[i]) + ";\n";
+            if (slot[i] >= 0)
+              code += "    sr[" + str(slot[i]) + " * 32 + t] = y" + str(i) + ";\n";
+          }
+        code += "    asm volatile(\"bar.sync 1, " + str(32 * K) + ";\" ::: \"memory\");\n";
+        if (w == 0) { // the trunk, then each piece root's parent's x
+          for (int i : order)
+            if (warp[i] < 0) {
+              std::string e = "LDG(b + (long)" + str(i) + " * S + c)";
+              for (int k : kids[i])
+                e = "fma(" + num(-u[k]) + ", " + W(k) + ", " + e + ")";
+              code += "    double y" + str(i) + " = (" + e + ") * " + num(1.0 / dp[i]) + ";\n";
+            }
+          for (auto it = order.rbegin(); it != order.rend(); ++it)
+            if (warp[*it] < 0) {
+              const int i = *it;
+              if (i > 0)
+                code += "    y" + str(i) + " = fma(" + num(-l[i] / dp[i]) + ", y" + str(parent[i]) +
+                        ", y" + str(i) + ");\n";
+              code += "    x[(long)" + str(i) + " * S + c] = y" + str(i) + ";\n";
+            }
+          for (int i = 1; i < n; i++)
+            if (slot[i] >= 0)
+              code += "    sx[" + str(slot[i]) + " * 32 + t] = y" + str(parent[i]) + ";\n";
+        }
+        code += "    asm volatile(\"bar.sync 2, " + str(32 * K) + ";\" ::: \"memory\");\n";
+        for (auto it = order.rbegin(); it != order.rend(); ++it) // forward through the pieces
+          if (warp[*it] == w) {
+            const int i = *it;
+            if (i > 0)
+              code += "    y" + str(i) + " = fma(" + num(-l[i] / dp[i]) + ", " +
+                      (slot[i] >= 0 ? "sx[" + str(slot[i]) + " * 32 + t]" : "y" + str(parent[i])) +
+                      ", y" + str(i) + ");\n";
+            code += "    x[(long)" + str(i) + " * S + c] = y" + str(i) + ";\n";
+          }
+        code += "  }\n";
+      }
+      fprintf(f, "__global__ void __launch_bounds__(%d) solve_w(const double *__restrict__ b, "
+                 "double *__restrict__ x) {\n  __shared__ double sr[%d * 32], sx[%d * 32];\n"
+                 "  const int t = threadIdx.x & 31, w = threadIdx.x >> 5;\n"
+                 "  const long c = blockIdx.x * 32L + t;\n%s}\n",
+              32 * K, std::max(1, n_pieces), std::max(1, n_pieces), code.c_str());
+      fprintf(f, "#define WSOLVE %d\n", K);
+    }
     fprintf(f, "static const double hu[N] = {%s};\nstatic const double hl[N] = {%s};\n"
                "static const double hd[N] = {%s};\nstatic const int hp[N] = {%s};\n",
             list(u).c_str(), list(l).c_str(), list(d).c_str(), list(parent).c_str());
@@ -292,12 +388,21 @@ int main(int argc, char **argv) {
   CK(cudaFuncSetAttribute(solve_smem, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   printf("solve: %d rows, %ld cells, copy %.1f GB/s\n", N, S, copy);
   cudaEvent_t a, z; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&z));
-  for (int v = 0; v < 2; v++) {
+#ifdef WSOLVE
+  const int variants = 3;
+#else
+  const int variants = 2;
+#endif
+  for (int v = 0; v < variants; v++) {
     const unsigned blocks = (unsigned)((S + 31) / 32);
     std::vector<float> t;
     for (int r = 0; r < 21; r++) {
       CK(cudaEventRecord(a));
-      if (v == 0) solve_reg<<<blocks, 32>>>(b, x); else solve_smem<<<blocks, 32, smem>>>(b, x);
+      if (v == 0) solve_reg<<<blocks, 32>>>(b, x);
+      else if (v == 1) solve_smem<<<blocks, 32, smem>>>(b, x);
+#ifdef WSOLVE
+      else solve_w<<<blocks, 32 * WSOLVE>>>(b, x);
+#endif
       CK(cudaGetLastError()); CK(cudaEventRecord(z)); CK(cudaEventSynchronize(z));
       float m; CK(cudaEventElapsedTime(&m, a, z)); if (r) t.push_back(m);
     }
@@ -309,7 +414,8 @@ int main(int argc, char **argv) {
     for (long cell : {0L, 1L, S - 1}) err = std::max(err, cell_error(hb, hx, cell));
     const double comp = (double)N * S, gbs = 16.0 * comp / (ms * 1e-3) / 1e9;
     printf("  %-5s %9.4f ms  %.5f ns/comp  %7.1f GB/s@16B  %5.1f%% of copy  rel.err %.2e\n",
-           v == 0 ? "reg" : "smem", ms, ms * 1e6 / comp, gbs, 100.0 * gbs / copy, err);
+           v == 0 ? "reg" : v == 1 ? "smem" : "warps", ms, ms * 1e6 / comp, gbs,
+           100.0 * gbs / copy, err);
   }
   return 0;
 }
