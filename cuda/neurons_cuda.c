@@ -113,11 +113,9 @@ static int order_groups(se_neurons_t e, int64_t **position, se_group **ordered, 
   return rc;
 }
 
-/* Per-thread clamp lists (CSR over threads, by compartment, model order within) and the cell of
- * each thread; thread = position[group] * width + lane. */
-static int build_thread_maps(se_neurons_t e, const int64_t *position, int64_t n_threads,
-                             int64_t **lane_cell, int64_t **stim_ptr, int32_t **stim_order,
-                             se_error *err) {
+int se_neurons_cuda_thread_maps(const struct se_neurons *e, const int64_t *position,
+                                int64_t n_threads, int64_t **lane_cell, int64_t **stim_ptr,
+                                int32_t **stim_order, se_error *err) {
   SE_CALLOC(err, *lane_cell, n_threads, "lane cells");
   SE_CALLOC(err, *stim_ptr, n_threads + 1, "clamp lists");
   SE_CALLOC(err, *stim_order, e->n_stim, "clamp order");
@@ -264,7 +262,8 @@ static int attach_groups(se_neurons_t e, cuda_data *cd, se_error *err) {
   if (rc == SE_OK)
     rc = se_neurons_cuda_upload(&d->groups, ordered, (size_t)e->n_groups * sizeof *ordered, err);
   if (rc == SE_OK)
-    rc = build_thread_maps(e, position, d->n_threads, &lane_cell, &stim_ptr, &order, err);
+    rc = se_neurons_cuda_thread_maps(e, position, d->n_threads, &lane_cell, &stim_ptr, &order,
+                                     err);
   free(ordered);
   int32_t *comp = rc == SE_OK ? malloc((size_t)e->n_stim * sizeof *comp + 1) : NULL;
   if (rc == SE_OK && !comp)

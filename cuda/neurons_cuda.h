@@ -69,6 +69,14 @@ typedef struct se_neurons_device {
  * bytes is 0). Synchronous. */
 int se_neurons_cuda_upload(void *dst_ptr, const void *src, size_t bytes, se_error *err);
 
+/* The host maps of the padded kernels' threads (thread = position[group] * width + lane, of
+ * n_threads): *lane_cell, the local cell of each thread (-1 for padding); *stim_ptr (n_threads +
+ * 1) and *stim_order (e->n_stim), each thread's clamps as model indices by compartment, model
+ * order within. All calloc'ed, the caller frees them (also on failure). Not collective. */
+int se_neurons_cuda_thread_maps(const struct se_neurons *e, const int64_t *position,
+                                int64_t n_threads, int64_t **lane_cell, int64_t **stim_ptr,
+                                int32_t **stim_order, se_error *err);
+
 /* Uploads the delay, duration and amplitude of e's clamps in the order order[0 .. e->n_stim)
  * (model indices) into new device buffers d->stim_delay, stim_duration and stim_amplitude.
  * Synchronous. */

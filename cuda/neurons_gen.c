@@ -30,15 +30,15 @@ se_gen_options se_gen_options_from_env(void) {
   o.hh_batch = (int)se_env_long("SE_GEN_HH_BATCH", 1);
   o.hh_split = se_env_long("SE_GEN_HH_SPLIT", 0) != 0;
   o.streams = se_env_long("SE_GEN_STREAMS", 0) != 0;
-  if (o.hh_chunk < 0)
-    o.hh_chunk = 0;
-  if (o.hh_batch < 1)
-    o.hh_batch = 1;
   o.contract = se_env_long("SE_GEN_FMAD", 0) != 0;
   if (o.register_rows < -1)
     o.register_rows = -1;
   if (o.window < 0)
     o.window = 0;
+  if (o.hh_chunk < 0)
+    o.hh_chunk = 0;
+  if (o.hh_batch < 1)
+    o.hh_batch = 1;
   return o;
 }
 
@@ -185,14 +185,18 @@ int se_neurons_gen_split(const struct se_neurons *e, int32_t m, const se_gen_opt
   return split_rule(opt, n_hh, n_clamp);
 }
 
-size_t se_neurons_gen_smem(const struct se_neurons *e, int32_t m, const se_gen_options *opt) {
-  const int n = morphology_rows(e, m);
-  int n_hh = 0, n_clamp = 0;
-  morphology_counts(e, m, &n_hh, &n_clamp);
+/* se_neurons_gen_smem of an n-row morphology from its counts */
+static size_t smem_rule(const se_gen_options *opt, int n, int n_hh, int n_clamp) {
   const int held = split_rule(opt, n_hh, n_clamp)                   ? 0
                    : opt->hh_chunk > 0 && opt->hh_chunk < n_hh ? opt->hh_chunk
                                                                : n_hh;
   return (size_t)(n - register_rows(n, opt) + 2 * held) * 32 * sizeof(double);
+}
+
+size_t se_neurons_gen_smem(const struct se_neurons *e, int32_t m, const se_gen_options *opt) {
+  int n_hh = 0, n_clamp = 0;
+  morphology_counts(e, m, &n_hh, &n_clamp);
+  return smem_rule(opt, morphology_rows(e, m), n_hh, n_clamp);
 }
 
 /* ---- the source ---------------------------------------------------------------------------- */
@@ -628,16 +632,28 @@ static int write_source(const struct se_neurons *e, const se_stream_tables *tab,
   return rc;
 }
 
+/* What the source is written from: the morphologies with cells (*list, malloc'ed, *count of
+ * them) and fused2's tables (*tab). On failure nothing is left to free. */
+static int source_inputs(const struct se_neurons *e, int32_t **list, int *count,
+                         se_stream_tables *tab, se_error *err) {
+  *list = morphology_list_or_fail(e, count, err);
+  if (!*list)
+    return SE_ERR_NOMEM;
+  const int rc = se_stream_build(e, tab, err);
+  if (rc != SE_OK) {
+    free(*list);
+    *list = NULL;
+  }
+  return rc;
+}
+
 int se_neurons_gen_source(const struct se_neurons *e, const se_gen_options *opt, char **source,
                           se_error *err) {
   int count = 0;
-  int32_t *list = morphology_list_or_fail(e, &count, err);
-  if (!list)
-    return SE_ERR_NOMEM;
+  int32_t *list = NULL;
   se_stream_tables tab = {0};
-  int rc = se_stream_build(e, &tab, err);
-  if (rc == SE_OK)
-    rc = write_source(e, &tab, list, count, cell_order(e), opt, source, err);
+  SE_TRY(source_inputs(e, &list, &count, &tab, err));
+  const int rc = write_source(e, &tab, list, count, cell_order(e), opt, source, err);
   se_stream_free(&tab);
   free(list);
   return rc;
@@ -703,16 +719,19 @@ const char *se_neurons_gen_cache_dir(char *buf, size_t n) {
   return k > 0 && (size_t)k < n ? buf : NULL;
 }
 
-/* FNV-1a over the pieces of a cache key, from the offset basis `basis` (two bases: two
- * independent 64-bit hashes, one names the entry, the other is checked inside it). */
+/* FNV-1a over n bytes at p, continuing from h. */
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
+  for (size_t k = 0; k < n; k++)
+    h = (h ^ ((const unsigned char *)p)[k]) * 0x100000001b3ull;
+  return h;
+}
+
+/* FNV-1a over the pieces of a cache key, each with its NUL, from the offset basis `basis` (two
+ * bases: two independent 64-bit hashes, one names the entry, the other is checked inside it). */
 static uint64_t key_hash(uint64_t basis, const char *const *piece, int n_pieces) {
   uint64_t h = basis;
   for (int p = 0; p < n_pieces; p++)
-    for (const unsigned char *c = (const unsigned char *)piece[p];; c++) {
-      h = (h ^ *c) * 0x100000001b3ull;
-      if (!*c)
-        break;
-    }
+    h = fnv1a(h, piece[p], strlen(piece[p]) + 1);
   return h;
 }
 
@@ -734,12 +753,7 @@ static int make_dirs(const char *dir) {
 /* A cache entry: magic, the second hash of the key, the cubin's size and hash, the cubin. */
 static const char CACHE_MAGIC[8] = {'S', 'E', 'G', 'E', 'N', 'C', '0', '2'};
 
-static uint64_t bytes_hash(const char *p, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t k = 0; k < n; k++)
-    h = (h ^ (unsigned char)p[k]) * 0x100000001b3ull;
-  return h;
-}
+static uint64_t bytes_hash(const char *p, size_t n) { return fnv1a(0xcbf29ce484222325ull, p, n); }
 
 static char *cache_read(const char *path, uint64_t check, size_t *size) {
   FILE *f = fopen(path, "rb");
@@ -848,15 +862,12 @@ int se_neurons_gen_attach(const struct se_neurons *e, int device, const int64_t 
   /* one kernel per morphology with cells, written from fused2's tables, which also go to the
    * device: the deferred gate update at the end (stream_finish) reads them */
   int count = 0;
-  int32_t *list = morphology_list_or_fail(e, &count, err);
-  if (!list)
-    return SE_ERR_NOMEM;
+  int32_t *list = NULL;
   se_stream_tables tab = {0};
-  int rc = se_stream_build(e, &tab, err);
-  if (rc == SE_OK)
-    rc = se_neurons_cuda_upload(&d->stream, tab.rows,
-                                (size_t)(e->n_morph_comp > 0 ? e->n_morph_comp : 1) *
-                                    sizeof *tab.rows, err);
+  SE_TRY(source_inputs(e, &list, &count, &tab, err));
+  int rc = se_neurons_cuda_upload(&d->stream, tab.rows,
+                                  (size_t)(e->n_morph_comp > 0 ? e->n_morph_comp : 1) *
+                                      sizeof *tab.rows, err);
   g->in_order = cell_order(e);
   g->k = rc == SE_OK ? calloc((size_t)count, sizeof *g->k) : NULL;
   if (rc == SE_OK && !g->k)
@@ -866,9 +877,10 @@ int se_neurons_gen_attach(const struct se_neurons *e, int device, const int64_t 
   for (int k = 0; k < g->n && rc == SE_OK; k++) {
     se_gen_kernel *kk = &g->k[k];
     kk->morphology = list[k];
-    kk->smem = se_neurons_gen_smem(e, list[k], &opt);
-    int n_clamp = 0;
-    morphology_counts(e, list[k], &kk->n_hh, &n_clamp);
+    int n_hh = 0, n_clamp = 0;
+    morphology_counts(e, list[k], &n_hh, &n_clamp);
+    kk->smem = smem_rule(&opt, morphology_rows(e, list[k]), n_hh, n_clamp);
+    kk->n_hh = split_rule(&opt, n_hh, n_clamp) ? n_hh : 0;
     if (kk->smem > (size_t)smem_max)
       rc = se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__,
                         "the gen kernel of morphology %d (%d compartments) needs %zu B of shared "
@@ -899,7 +911,7 @@ int se_neurons_gen_attach(const struct se_neurons *e, int device, const int64_t 
     for (int k = 0; k < g->n; k++)
       fprintf(stderr, " %d rows: %zu B shared per block%s;",
               morphology_rows(e, g->k[k].morphology), g->k[k].smem,
-              se_neurons_gen_split(e, g->k[k].morphology, &opt) ? ", hh rows split off" : "");
+              g->k[k].n_hh > 0 ? ", hh rows split off" : "");
     fprintf(stderr, "\n");
   }
   free(source);
@@ -916,7 +928,7 @@ int se_neurons_gen_attach(const struct se_neurons *e, int device, const int64_t 
     SE_CUDA_CHECK(err, cudaKernelSetAttributeForDevice(
                            g->k[k].kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            (int)g->k[k].smem, device));
-    if (se_neurons_gen_split(e, g->k[k].morphology, &opt)) {
+    if (g->k[k].n_hh > 0) {
       snprintf(name, sizeof name, "se_gen_currents_%d", (int)g->k[k].morphology);
       SE_CUDA_CHECK(err, cudaLibraryGetKernel(&g->k[k].currents, g->library, name));
     }

@@ -42,7 +42,7 @@ typedef struct se_gen_kernel {
                       times the width */
   void *groups;    /* device table of the morphology's groups (NULL in cell order) */
   cudaKernel_t currents; /* with hh_split: the hh rows' kernel "se_gen_currents_<m>", else NULL */
-  int n_hh;              /* its hh rows (grid.y) */
+  int n_hh;              /* the currents kernel's hh rows (grid.y); 0 without one */
 } se_gen_kernel;
 
 /* The compiled step: one library, a kernel per morphology with cells. */

@@ -544,31 +544,17 @@ static int run_gen_host(se_test_state *st, const se_neuron_model *m, int width, 
     threads[k] += W;
   }
   if (at && n_k > 0) {
-    /* each thread's clamps by compartment, model order within (the CUDA backend's thread maps,
-     * written again here), thread = group * width + lane */
-    long long *ptr = se_test_calloc((size_t)(ng * W) + 1, sizeof *ptr);
-    long long *lane_cell = se_test_calloc((size_t)(ng * W) + 1, sizeof *lane_cell);
-    int32_t *order = se_test_calloc((size_t)ns + 1, sizeof *order);
+    /* each thread's clamps by compartment and its cell: the CUDA backend's thread maps, the
+     * groups launched in their order (thread = group * width + lane) */
+    int64_t *position = se_test_calloc((size_t)ng + 1, sizeof *position);
+    for (int64_t g = 0; g < ng; g++)
+      position[g] = g;
+    int64_t *ptr = NULL, *lane_cell = NULL;
+    int32_t *order = NULL;
+    se_test_ok(se_neurons_cuda_thread_maps(b, position, ng * W, &lane_cell, &ptr, &order, &err),
+               &err, "se_neurons_cuda_thread_maps");
     int *comp = se_test_calloc((size_t)ns + 1, sizeof *comp);
     double *clamp = se_test_calloc(3 * (size_t)ns + 1, sizeof *clamp);
-    int64_t *fill = se_test_calloc((size_t)(ng * W) + 1, sizeof *fill);
-    for (int64_t c = 0; c < nc; c++)
-      lane_cell[b->cell_group[c] * W + b->cell_lane[c]] = c;
-    for (int64_t k = 0; k < ns; k++) {
-      const int64_t c = b->stim_cell[k];
-      ptr[b->cell_group[c] * W + b->cell_lane[c] + 1]++;
-    }
-    for (int64_t t = 0; t < ng * W; t++)
-      ptr[t + 1] += ptr[t];
-    for (int32_t k = 0; k < (int32_t)ns; k++) {
-      const int64_t c = b->stim_cell[k], t = b->cell_group[c] * W + b->cell_lane[c];
-      int64_t q = ptr[t] + fill[t]++;
-      while (q > ptr[t] && b->stim_comp[order[q - 1]] > b->stim_comp[k]) {
-        order[q] = order[q - 1];
-        q--;
-      }
-      order[q] = k;
-    }
     for (int64_t j = 0; j < ns; j++) {
       comp[j] = b->stim_comp[order[j]];
       clamp[j] = b->stim_delay[order[j]];
@@ -594,9 +580,9 @@ static int run_gen_host(se_test_state *st, const se_neuron_model *m, int width, 
           }
         for (long long t = 0; t < nt; t++) {
           at((unsigned)(t / 32), 0, (unsigned)(t % 32));
-          kernel[k](b->v, b->m, b->h, b->n, ptr, comp, clamp, clamp + ns, clamp + 2 * ns,
-                    &count_b, time_b, cell_b, capacity, &bad, rhs, diag, tab[k], lane_cell,
-                    in_order ? nc : nt, a->t, s > 0);
+          kernel[k](b->v, b->m, b->h, b->n, (const long long *)ptr, comp, clamp, clamp + ns,
+                    clamp + 2 * ns, &count_b, time_b, cell_b, capacity, &bad, rhs, diag, tab[k],
+                    (const long long *)lane_cell, in_order ? nc : nt, a->t, s > 0);
         }
       }
       se_test_ok(se_neurons_step(a, &err), &err, "step (reference)");
@@ -646,7 +632,7 @@ static int run_gen_host(se_test_state *st, const se_neuron_model *m, int width, 
     free(order);
     free(comp);
     free(clamp);
-    free(fill);
+    free(position);
     free(rhs);
     free(diag);
     free(time_a);
