@@ -27,9 +27,9 @@ se_gen_options se_gen_options_from_env(void) {
   o.register_rows = (int)se_env_long("SE_GEN_REG_ROWS", -1);
   o.window = (int)se_env_long("SE_GEN_WINDOW", 8);
   o.hh_chunk = (int)se_env_long("SE_GEN_HH_CHUNK", 0);
-  o.hh_batch = (int)se_env_long("SE_GEN_HH_BATCH", 1);
-  o.hh_split = se_env_long("SE_GEN_HH_SPLIT", 0) != 0;
-  o.streams = se_env_long("SE_GEN_STREAMS", 0) != 0;
+  o.hh_split = se_env_long("SE_GEN_HH_SPLIT", 1) != 0;
+  o.warps = (int)se_env_long("SE_GEN_WARPS", -1);
+  o.streams = se_env_long("SE_GEN_STREAMS", 1) != 0;
   o.contract = se_env_long("SE_GEN_FMAD", 0) != 0;
   if (o.register_rows < -1)
     o.register_rows = -1;
@@ -37,8 +37,10 @@ se_gen_options se_gen_options_from_env(void) {
     o.window = 0;
   if (o.hh_chunk < 0)
     o.hh_chunk = 0;
-  if (o.hh_batch < 1)
-    o.hh_batch = 1;
+  if (o.warps < -1)
+    o.warps = -1;
+  if (o.warps > SE_GEN_MAX_WARPS)
+    o.warps = SE_GEN_MAX_WARPS;
   return o;
 }
 
@@ -179,24 +181,134 @@ static int split_rule(const se_gen_options *opt, int n_hh, int n_clamp) {
   return opt->hh_split && n_hh > 0 && n_clamp <= SE_GEN_MAX_CLAMP_ROWS;
 }
 
+/* The warps per block of an n-row morphology's kernel from its counts (se_neurons_gen_warps): 1,
+ * or opt's count (by default 1 up to 128 rows, else 4: docs/bench/s13_warps_h200.txt) where its
+ * clamp currents stay in registers and its hh rows (if any) are split off. */
+static int warps_rule(const se_gen_options *opt, int n, int n_hh, int n_clamp) {
+  const int k = opt->warps >= 0 ? opt->warps : n <= 128 ? 1 : 4;
+  return k >= 2 && n_clamp <= SE_GEN_MAX_CLAMP_ROWS && (n_hh == 0 || split_rule(opt, n_hh, n_clamp))
+             ? k
+             : 1;
+}
+
+/* The warp-per-subtree partition of an n-row tree (parent[i] < i) over K warps: the pieces are
+ * the largest subtrees of at most n / K rows, the trunk the rows above them (the root's warp,
+ * warp 0, solves it), the pieces dealt to the warps largest first, each to the least loaded
+ * (warp 0 starts with the trunk). warp[i]: the warp of row i, -1 in the trunk; slot[i]: the
+ * shared-memory slot of a piece root outside warp 0 (its y and f go to the trunk, its parent's x
+ * comes back), else -1.
+ * Returns the number of slots (*worst: the most rows of a warp), or -1 out of memory. */
+static int warp_partition(const int32_t *parent, int n, int K, int *warp, int *slot, int *worst) {
+  int *size = calloc((size_t)n + 1, sizeof *size), *piece = calloc((size_t)n + 1, sizeof *piece);
+  int64_t *load = calloc((size_t)K, sizeof *load);
+  int slots = -1;
+  if (!size || !piece || !load)
+    goto done;
+  for (int i = n - 1; i >= 0; i--) {
+    size[i] += 1;
+    if (i > 0)
+      size[parent[i]] += size[i];
+  }
+  const double T = (double)n / K;
+  int n_pieces = 0;
+  for (int i = 0; i < n; i++) {
+    warp[i] = size[i] > T ? -1 : 0;
+    slot[i] = -1;
+    if (size[i] > T)
+      load[0]++; /* the trunk */
+    else if (i > 0 && size[parent[i]] > T)
+      piece[n_pieces++] = i;
+  }
+  for (int a = 1; a < n_pieces; a++) /* largest first, ties by row (insertion sort: n <= 1024) */
+    for (int b = a; b > 0 && size[piece[b]] > size[piece[b - 1]]; b--) {
+      const int x = piece[b];
+      piece[b] = piece[b - 1];
+      piece[b - 1] = x;
+    }
+  slots = 0;
+  for (int p = 0; p < n_pieces; p++) {
+    int w = 0;
+    for (int q = 1; q < K; q++)
+      if (load[q] < load[w])
+        w = q;
+    load[w] += size[piece[p]];
+    warp[piece[p]] = w;
+    if (w > 0)
+      slot[piece[p]] = slots++;
+  }
+  for (int i = 1; i < n; i++) /* parents first: a piece's rows take its root's warp */
+    if (size[i] <= T && size[parent[i]] <= T)
+      warp[i] = warp[parent[i]];
+  *worst = 0;
+  for (int q = 0; q < K; q++)
+    if (load[q] > *worst)
+      *worst = (int)load[q];
+done:
+  free(size);
+  free(piece);
+  free(load);
+  return slots;
+}
+
+/* How morphology m's kernels are written under opt. */
+typedef struct gen_plan {
+  int n, n_hh, n_clamp;
+  int split;  /* the hh rows in a kernel of their own */
+  int warps;  /* warps per block: 1 (a thread per cell), else a warp per subtree */
+  int slots;  /* with warps: the piece roots outside warp 0 (3 shared doubles each per cell) */
+  int worst;  /* with warps: the most rows of a warp */
+} gen_plan;
+
+/* The plan of morphology m; SE_ERR_NOMEM (err may be NULL) when out of memory. */
+static int morphology_plan(const struct se_neurons *e, int32_t m, const se_gen_options *opt,
+                           gen_plan *p, se_error *err) {
+  p->n = morphology_rows(e, m);
+  morphology_counts(e, m, &p->n_hh, &p->n_clamp);
+  p->split = split_rule(opt, p->n_hh, p->n_clamp);
+  p->warps = warps_rule(opt, p->n, p->n_hh, p->n_clamp);
+  p->slots = p->worst = 0;
+  if (p->warps == 1)
+    return SE_OK;
+  int *warp = calloc((size_t)p->n, sizeof *warp), *slot = calloc((size_t)p->n, sizeof *slot);
+  p->slots = warp && slot ? warp_partition(e->topology[m].parent, p->n, p->warps, warp, slot,
+                                           &p->worst)
+                          : -1;
+  free(warp);
+  free(slot);
+  if (p->slots < 0)
+    return se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
+                        "out of memory partitioning a morphology of %d rows", p->n);
+  return SE_OK;
+}
+
+/* se_neurons_gen_smem from a plan: with warps the piece roots' y, f and parent's x; else the y
+ * of the rows not in registers, and unless split, b and dg of each hh row (of a chunk). */
+static size_t plan_smem(const gen_plan *p, const se_gen_options *opt) {
+  if (p->warps > 1)
+    return (size_t)3 * p->slots * 32 * sizeof(double);
+  const int held = p->split                                        ? 0
+                   : opt->hh_chunk > 0 && opt->hh_chunk < p->n_hh ? opt->hh_chunk
+                                                                  : p->n_hh;
+  return (size_t)(p->n - register_rows(p->n, opt) + 2 * held) * 32 * sizeof(double);
+}
+
 int se_neurons_gen_split(const struct se_neurons *e, int32_t m, const se_gen_options *opt) {
   int n_hh = 0, n_clamp = 0;
   morphology_counts(e, m, &n_hh, &n_clamp);
   return split_rule(opt, n_hh, n_clamp);
 }
 
-/* se_neurons_gen_smem of an n-row morphology from its counts */
-static size_t smem_rule(const se_gen_options *opt, int n, int n_hh, int n_clamp) {
-  const int held = split_rule(opt, n_hh, n_clamp)                   ? 0
-                   : opt->hh_chunk > 0 && opt->hh_chunk < n_hh ? opt->hh_chunk
-                                                               : n_hh;
-  return (size_t)(n - register_rows(n, opt) + 2 * held) * 32 * sizeof(double);
+int se_neurons_gen_warps(const struct se_neurons *e, int32_t m, const se_gen_options *opt) {
+  int n_hh = 0, n_clamp = 0;
+  morphology_counts(e, m, &n_hh, &n_clamp);
+  return warps_rule(opt, morphology_rows(e, m), n_hh, n_clamp);
 }
 
 size_t se_neurons_gen_smem(const struct se_neurons *e, int32_t m, const se_gen_options *opt) {
-  int n_hh = 0, n_clamp = 0;
-  morphology_counts(e, m, &n_hh, &n_clamp);
-  return smem_rule(opt, morphology_rows(e, m), n_hh, n_clamp);
+  gen_plan p;
+  if (morphology_plan(e, m, opt, &p, NULL) != SE_OK)
+    return SIZE_MAX;
+  return plan_smem(&p, opt);
 }
 
 /* ---- the source ---------------------------------------------------------------------------- */
@@ -307,9 +419,11 @@ done:
   return rc;
 }
 
-/* Where a row's y (later x) lives: a register (reg) or shared-memory slot `slot`. */
+/* Where a row's y (later x) lives: a register (reg) or shared-memory slot `slot`; with warps, the
+ * warp whose code computes it (warp), whether it is a trunk row (trunk) and, for a piece root
+ * outside warp 0, its slot among the pieces' (piece, else -1). */
 typedef struct y_home {
-  int reg, slot;
+  int reg, slot, warp, trunk, piece;
 } y_home;
 
 static void put_y(text *t, const y_home *home, int i) {
@@ -319,47 +433,202 @@ static void put_y(text *t, const y_home *home, int i) {
     put(t, "sy[%d]", home[i].slot * 32);
 }
 
+/* y (f: f) of row c as its parent's code sees it: from shared memory when another warp computed
+ * it, else its own name. */
+static void put_kid(text *t, const y_home *home, int c, int parent, int f) {
+  if (home[c].warp != home[parent].warp)
+    put(t, "%s[%d]", f ? "sf" : "sr", home[c].piece * 32);
+  else if (f)
+    put(t, "f%d", c);
+  else
+    put_y(t, home, c);
+}
+
 /* The lanes of the list schedule (docs/gpu.md "Session 9": 4 measured best). */
 #define GEN_SCHEDULE_LANES 4
 
 /* Writes the loop over the hh rows [j0, j1) of morphology m's table: their currents into b and
  * dg (row j's in shared-memory slots hh_slot + 2 (j - j0) and the next), the deferred gate
- * update; `batch` rows per iteration, their loads first, then their work (the rows left over one
- * at a time). */
-static void put_hh_rows(text *t, int m, int j0, int j1, int batch, double dt, double q10,
-                        int hh_slot) {
-  const int whole = j0 + (j1 - j0) / batch * batch;
-  for (int pass = 0; pass < 2; pass++) {
-    const int k = pass ? 1 : batch, a = pass ? whole : j0, b = pass ? j1 : whole;
-    if (a >= b)
-      continue;
-    put(t, "  for (int j = %d; j < %d; j += %d) { // hh rows: currents, deferred gate update\n", a,
-        b, k);
-    for (int q = 0; q < k; q++)
-      put(t,
-          "    const se_gen_hh_row r_%d = se_gen_hh_%d[j + %d];\n"
-          "    double m_%d = gm[s0 + r_%d.off], h_%d = gh[s0 + r_%d.off], n_%d = gn[s0 + r_%d.off],"
-          " b_%d = 0.0, dg_%d = 0.0;\n    const double u_%d = V[r_%d.off];\n",
-          q, m, q, q, q, q, q, q, q, q, q, q, q);
-    for (int q = 0; q < k; q++)
-      put(t,
-          "    se_hh_row_terms(u_%d, &m_%d, &h_%d, &n_%d, update, %.17g, %.17g, r_%d.gna, r_%d.gk,"
-          " r_%d.ena, r_%d.ek, &b_%d, &dg_%d);\n"
-          "    if (update) { gm[s0 + r_%d.off] = m_%d; gh[s0 + r_%d.off] = h_%d;"
-          " gn[s0 + r_%d.off] = n_%d; }\n"
-          "    sy[(%d + 2 * (j + %d - %d)) * 32] = b_%d;\n"
-          "    sy[(%d + 2 * (j + %d - %d) + 1) * 32] = dg_%d;\n",
-          q, q, q, q, dt, q10, q, q, q, q, q, q, q, q, q, q, q, q, hh_slot, q, j0, q, hh_slot, q,
-          j0, q);
-    put(t, "  }\n");
-  }
+ * update. */
+static void put_hh_rows(text *t, int m, int j0, int j1, double dt, double q10, int hh_slot) {
+  put(t,
+      "  for (int j = %d; j < %d; j++) { // hh rows: currents, deferred gate update\n"
+      "    const se_gen_hh_row r = se_gen_hh_%d[j];\n"
+      "    double m = gm[s0 + r.off], h = gh[s0 + r.off], n = gn[s0 + r.off], b = 0.0, dg = 0.0;\n"
+      "    se_hh_row_terms(V[r.off], &m, &h, &n, update, %.17g, %.17g, r.gna, r.gk, r.ena, r.ek,"
+      " &b, &dg);\n"
+      "    if (update) { gm[s0 + r.off] = m; gh[s0 + r.off] = h; gn[s0 + r.off] = n; }\n"
+      "    sy[(%d + 2 * (j - %d)) * 32] = b;\n    sy[(%d + 2 * (j - %d) + 1) * 32] = dg;\n  }\n",
+      j0, j1, m, dt, q10, hh_slot, j0, hh_slot, j0);
 }
 
-/* Writes into *out the kernel se_gen_step_<m> of morphology m: in cell order (in_order) the thread
- * of cell c finds its slots from c, else from its morphology's group table. */
+/* Writes row i's assembly and elimination (fused2's se_stream_eliminate): its b from v, the
+ * clamps' current ic and the hh current hb (either "" when none) and its children's y; y = b / d'
+ * and, unless DCONST, f = g / d' (d' with the hh conductance hd and the children's pushes). */
+static void put_backward_row(text *t, const se_stream_row *row, int i, int64_t W,
+                             const int *first, const int *kid, const y_home *home, const char *hb,
+                             const char *hd, const char *ic) {
+  const se_stream_row *r = &row[i];
+  put(t, "  const double v%d = V[%lld];\n  double b%d = (%.17g) * v%d + (%.17g)", i,
+      (long long)i * W, i, r->a, i, r->c);
+  if (ic[0] && hb[0])
+    put(t, " + (%s + %s)", ic, hb);
+  else if (hb[0] || ic[0])
+    put(t, " + %s", hb[0] ? hb : ic);
+  put(t, ";\n");
+  if (first[i + 1] > first[i]) {
+    put(t, "  b%d = b%d + (", i, i);
+    for (int q = first[i]; q < first[i + 1]; q++) {
+      put(t, "%s(%.17g) * ", q > first[i] ? " + " : "", row[kid[q]].g);
+      put_kid(t, home, kid[q], i, 0);
+    }
+    put(t, ");\n");
+  }
+  if (r->meta & SE_STREAM_DCONST) {
+    put(t, "  %s", home[i].reg ? "double " : "");
+    put_y(t, home, i);
+    put(t, " = b%d * (%.17g);\n", i, r->d);
+    return;
+  }
+  /* fused2's order: inv = 1 / (d0 - (pushes)), y = b inv, f = g inv */
+  put(t, "  const double r%d = 1.0 / (((%.17g)", i, r->d);
+  if (hd[0])
+    put(t, " + %s", hd);
+  put(t, ")");
+  int none = 1;
+  for (int q = first[i]; q < first[i + 1]; q++) {
+    const int c = kid[q];
+    if (row[c].meta & SE_STREAM_DCONST)
+      continue;
+    put(t, "%s(%.17g) * ", none ? " - (" : " + ", row[c].g);
+    put_kid(t, home, c, i, 1);
+    none = 0;
+  }
+  put(t, "%s);\n  %s", none ? "" : ")", home[i].reg ? "double " : "");
+  put_y(t, home, i);
+  put(t, " = b%d * r%d;\n", i, i);
+  if (i > 0)
+    put(t, "  const double f%d = (%.17g) * r%d;\n", i, r->g, i);
+}
+
+/* Writes row i's forward substitution, x = y + f x_parent (x_parent: parent_x, else the parent's
+ * y), and x's store to v (only by live threads when guarded). */
+static void put_forward_row(text *t, const se_stream_row *row, int i, int64_t W,
+                            const y_home *home, const char *parent_x, int guarded) {
+  if (i > 0) {
+    put(t, "  ");
+    put_y(t, home, i);
+    put(t, " = ");
+    put_y(t, home, i);
+    if (row[i].meta & SE_STREAM_DCONST)
+      put(t, " + (%.17g) * ", row[i].f);
+    else
+      put(t, " + f%d * ", i);
+    if (parent_x)
+      put(t, "%s", parent_x);
+    else
+      put_y(t, home, row[i].parent);
+    put(t, ";\n");
+  }
+  put(t, "  %sV[%lld] = ", guarded ? "if (live) " : "", (long long)i * W);
+  put_y(t, home, i);
+  put(t, ";\n");
+}
+
+/* Writes the root's spike check (se_root_spike_check's): v0 before, y0 after the step; only live
+ * threads report when guarded. */
+static void put_spike_check(text *t, const struct se_neurons *e, const y_home *home, int in_order,
+                            int guarded) {
+  const char *live = guarded ? "live && " : "";
+  put(t, "  const double after = ");
+  put_y(t, home, 0);
+  put(t, ";\n  const bool bad = %s!isfinite(after), fired = %sv0 < %.17g && %.17g <= after;\n",
+      live, live, e->spike_threshold, e->spike_threshold);
+  if (!in_order) /* the local cell, read only where needed */
+    put(t, "  const long long cell = bad || fired ? lane_cell[th] : 0;\n");
+  put(t,
+      "  if (bad) atomicCAS(bad_cell, 0ULL, (unsigned long long)(cell + 1));\n"
+      "  if (fired) {\n"
+      "    const unsigned long long k = atomicAdd(spike_count, 1ULL);\n"
+      "    if (k < (unsigned long long)spike_capacity) {\n"
+      "      spike_time[k] = se_spike_time(t_now, %.17g, %.17g, v0, after);\n"
+      "      spike_cell[k] = cell;\n    }\n  }\n",
+      e->dt, e->spike_threshold);
+}
+
+/* Writes the warps' code of a warp-per-subtree kernel (docs/gpu.md "gen"): warp w eliminates its
+ * pieces (y in its registers; each warp's code is a branch of its own, so their registers do
+ * not add up) and leaves each piece root's y and f in shared memory; barrier 1; warp 0
+ * eliminates and substitutes through the trunk and leaves each piece root's parent's x; barrier
+ * 2; each warp substitutes forward through its pieces. */
+static void put_warps(text *t, const struct se_neurons *e, const se_stream_row *row, int n,
+                      int warps, const int *order, const int *first, const int *kid,
+                      const y_home *home, const int *clamp_index, int in_order, int window) {
+  const int64_t W = e->width;
+  for (int w = 0; w < warps; w++) {
+    put(t, "  %sif (w == %d) {\n", w ? "} else " : "", w);
+    int rows = 0;
+    for (int pass = 0; pass < 2; pass++) { /* pass 0: the warp's pieces; 1: the trunk (warp 0) */
+      if (pass == 1 && w > 0)
+        break;
+      if (pass == 1)
+        put(t, "  SE_GEN_BAR(1, %d);\n", 32 * warps);
+      for (int k = 0; k < n; k++) {
+        const int i = order[k];
+        if (home[i].warp != w || home[i].trunk != pass)
+          continue;
+        if (window > 0 && rows > 0 && rows % window == 0)
+          put(t, "  asm volatile(\"\" ::: \"memory\");\n");
+        rows++;
+        char hb[48] = "", hd[48] = "", ic[48] = "";
+        if (row[i].meta & SE_STREAM_HH) { /* split off: b and dg in the rhs and diag slots */
+          snprintf(hb, sizeof hb, "R[%lld]", (long long)i * W);
+          snprintf(hd, sizeof hd, "D[%lld]", (long long)i * W);
+        }
+        if (clamp_index[i] >= 0)
+          snprintf(ic, sizeof ic, "ic%d", clamp_index[i]);
+        put_backward_row(t, row, i, W, first, kid, home, hb, hd, ic);
+        if (home[i].piece >= 0) {
+          put(t, "  sr[%d] = y%d;\n", home[i].piece * 32, i);
+          if (!(row[i].meta & SE_STREAM_DCONST))
+            put(t, "  sf[%d] = f%d;\n", home[i].piece * 32, i);
+        }
+      }
+    }
+    if (w > 0)
+      put(t, "  SE_GEN_BAR(1, %d);\n", 32 * warps);
+    if (w == 0) { /* the trunk's forward substitution, then each piece root's parent's x */
+      for (int k = n - 1; k >= 0; k--)
+        if (home[order[k]].trunk)
+          put_forward_row(t, row, order[k], W, home, NULL, 1);
+      for (int i = 1; i < n; i++)
+        if (home[i].piece >= 0)
+          put(t, "  sx[%d] = y%d;\n", home[i].piece * 32, row[i].parent);
+    }
+    put(t, "  SE_GEN_BAR(2, %d);\n", 32 * warps);
+    for (int k = n - 1; k >= 0; k--) {
+      const int i = order[k];
+      if (home[i].warp != w || home[i].trunk)
+        continue;
+      char px[32] = "";
+      if (home[i].piece >= 0)
+        snprintf(px, sizeof px, "sx[%d]", home[i].piece * 32);
+      put_forward_row(t, row, i, W, home, px[0] ? px : NULL, 1);
+    }
+    if (w == 0)
+      put_spike_check(t, e, home, in_order, 1);
+  }
+  put(t, "  }\n");
+}
+
+/* Writes into *out the kernel se_gen_step_<m> of morphology m (and with split its currents
+ * kernel): in cell order (in_order) the thread of cell c finds its slots from c, else from its
+ * morphology's group table. */
 static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tables *tab,
                       int32_t m, int in_order, const se_gen_options *opt, se_error *err) {
-  const int n = morphology_rows(e, m);
+  gen_plan plan;
+  SE_TRY(morphology_plan(e, m, opt, &plan, err));
+  const int n = plan.n;
   const int64_t W = e->width, mb = e->topology[m].base;
   const se_stream_row *row = tab->rows + mb;
   int *order = calloc((size_t)n, sizeof *order), *hh_index = calloc((size_t)n, sizeof *hh_index);
@@ -367,10 +636,12 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
   int32_t *parent = calloc((size_t)n, sizeof *parent);
   /* the children of row i: kid[first[i] .. first[i + 1]) */
   int *first = calloc((size_t)n + 1, sizeof *first), *kid = calloc((size_t)n, sizeof *kid);
+  int *warp = calloc((size_t)n, sizeof *warp), *piece = calloc((size_t)n, sizeof *piece);
   y_home *home = calloc((size_t)n, sizeof *home);
   int rc = SE_OK;
   text t = *out;
-  if (!order || !hh_index || !clamp_index || !parent || !first || !kid || !home) {
+  if (!order || !hh_index || !clamp_index || !parent || !first || !kid || !warp || !piece ||
+      !home) {
     rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
                       "out of memory for the generated kernel of %d rows", n);
     goto done;
@@ -386,7 +657,7 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
     kid[first[parent[i] + 1]++] = i;
   SE_TRY_GOTO(rc, done, list_order(parent, n, GEN_SCHEDULE_LANES, order, err));
   /* the hh rows numbered in elimination order: a chunk of them is consecutive in the table */
-  int n_hh = 0, n_clamp = 0, slots = 0;
+  int n_hh = 0, n_clamp = 0, slots = 0, worst = 0;
   for (int k = 0; k < n; k++) {
     hh_index[order[k]] = (row[order[k]].meta & SE_STREAM_HH) ? n_hh++ : -1;
     clamp_index[order[k]] = -1;
@@ -396,16 +667,29 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
     if (e->groups[e->cell_group[e->stim_cell[k]]].morphology == m &&
         clamp_index[e->stim_comp[k]] < 0)
       clamp_index[e->stim_comp[k]] = n_clamp++;
-  const int split = split_rule(opt, n_hh, n_clamp), in_registers = register_rows(n, opt);
+  const int split = plan.split, warps = plan.warps, in_registers = register_rows(n, opt);
+  if (warps > 1 && warp_partition(parent, n, warps, warp, piece, &worst) < 0) {
+    rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
+                      "out of memory partitioning a morphology of %d rows", n);
+    goto done;
+  }
   for (int k = 0; k < n; k++) {
-    home[order[k]].reg = k >= n - in_registers;
-    home[order[k]].slot = home[order[k]].reg ? -1 : slots++;
+    const int i = order[k];
+    home[i].reg = warps > 1 || k >= n - in_registers;
+    home[i].slot = home[i].reg ? -1 : slots++;
+    home[i].warp = warps > 1 && warp[i] > 0 ? warp[i] : 0;
+    home[i].trunk = warps > 1 && warp[i] < 0;
+    home[i].piece = warps > 1 ? piece[i] : -1;
   }
   /* shared memory per thread: the y slots, then b and dg of the hh rows of one chunk
    * (se_neurons_gen_smem) */
   const int hh_slot = slots;
 
-  put(&t, "// morphology %d: %d rows (%d hh)\n", (int)m, n, n_hh);
+  put(&t, "// morphology %d: %d rows (%d hh)", (int)m, n, n_hh);
+  if (warps > 1)
+    put(&t, ", %d warps per 32 cells (%d pieces to share, at most %d rows per warp)", warps,
+        plan.slots, worst);
+  put(&t, "\n");
   if (n_hh > 0) {
     put(&t, "__constant__ se_gen_hh_row se_gen_hh_%d[%d] = {\n", (int)m, n_hh);
     for (int k = 0; k < n; k++) {
@@ -416,8 +700,8 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
     }
     put(&t, "};\n");
   }
-  /* the prologue's slot of the cell (and the engine's thread th): in cell order from the thread
-   * tm, else from its group */
+  /* the slot of the cell (and the engine's thread th): in cell order from the thread tm, else
+   * from its group */
   char where[320];
   if (in_order) /* thread tm: cell tm, the engine's thread tm (its clamp list) */
     snprintf(where, sizeof where,
@@ -446,7 +730,7 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
         "  rhs[s] = b;\n  diag[s] = dg;\n}\n",
         (int)m, where, (int)m, e->dt, e->q10);
   put(&t,
-      "extern \"C\" __global__ void __launch_bounds__(32) se_gen_step_%d(\n"
+      "extern \"C\" __global__ void __launch_bounds__(%d) se_gen_step_%d(\n"
       "    double *__restrict__ v, double *__restrict__ gm, double *__restrict__ gh,\n"
       "    double *__restrict__ gn, const long long *__restrict__ stim_ptr,\n"
       "    const int *__restrict__ stim_comp, const double *__restrict__ stim_delay,\n"
@@ -456,11 +740,32 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
       "    double *__restrict__ diag, const se_gen_group *__restrict__ groups,\n"
       "    const long long *__restrict__ lane_cell, long long threads, double t_now,\n"
       "    int update) {\n"
-      "  extern __shared__ double se_gen_smem[];\n"
-      "  const long long tm = (long long)blockIdx.x * 32 + threadIdx.x;\n"
-      "  if (tm >= threads) return;\n%s", (int)m, where);
-  put(&t, "  double *const V = v + s0, *const R = rhs + s0, *const D = diag + s0;\n"
-          "  double *const sy = se_gen_smem + threadIdx.x;\n");
+      "  extern __shared__ double se_gen_smem[];\n", 32 * warps, (int)m);
+  if (warps == 1) {
+    put(&t, "  const long long tm = (long long)blockIdx.x * 32 + threadIdx.x;\n"
+            "  if (tm >= threads) return;\n%s", where);
+  } else {
+    /* every thread reaches the barriers: a thread past the cells (or its group's lanes) takes a
+     * live cell's slots, computes as that cell's thread does and stores nothing */
+    put(&t, "  const int w = threadIdx.x >> 5;\n"
+            "  const long long tm0 = (long long)blockIdx.x * 32 + (threadIdx.x & 31);\n"
+            "  const long long tm = tm0 < threads ? tm0 : threads - 1;\n");
+    if (in_order)
+      put(&t, "  const bool live = tm0 < threads;\n"
+              "  const long long th = tm, cell = tm, s0 = tm / %lld * %lldLL + tm %% %lld;\n",
+          (long long)W, (long long)W * n, (long long)W);
+    else
+      put(&t, "  const se_gen_group g = groups[tm / %lld];\n"
+              "  const bool live = tm0 < threads && (int)(tm %% %lld) < g.lanes;\n"
+              "  const int lane = live ? (int)(tm %% %lld) : 0;\n"
+              "  const long long th = g.thread0 + lane, s0 = g.base + lane;\n",
+          (long long)W, (long long)W, (long long)W);
+    put(&t, "  double *const sr = se_gen_smem + (threadIdx.x & 31), *const sf = sr + %d,"
+            " *const sx = sf + %d;\n", plan.slots * 32, plan.slots * 32);
+  }
+  put(&t, "  double *const V = v + s0, *const R = rhs + s0, *const D = diag + s0;\n");
+  if (warps == 1)
+    put(&t, "  double *const sy = se_gen_smem + threadIdx.x;\n");
   const double dt = e->dt;
   /* the clamps' current of each clamped row, a compartment's clamps summed from the last as
    * fused2: in registers ic<q> for a few rows, else in the row's rhs slot (zeroed first at every
@@ -490,21 +795,25 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
       put(&t, " R[(long long)r * %lld] += a;\n  }\n", (long long)W);
     }
   }
-  /* backward: assemble and eliminate each row (fused2's se_stream_eliminate); unless split, first
-   * (all hh rows in one chunk) or before the first hh row of each chunk, the chunk's hh rows
-   * (currents into b and dg slots, the deferred gate update) in one loop over the table */
+  if (warps > 1) {
+    put_warps(&t, e, row, n, warps, order, first, kid, home, clamp_index, in_order, opt->window);
+    put(&t, "}\n");
+    goto done;
+  }
+  /* backward: assemble and eliminate each row; unless split, first (all hh rows in one chunk) or
+   * before the first hh row of each chunk, the chunk's hh rows (currents into b and dg slots, the
+   * deferred gate update) in one loop over the table */
   for (int k = 0; k < n; k++) {
     const int i = order[k];
-    const se_stream_row *r = &row[i];
     if (opt->window > 0 && k > 0 && k % opt->window == 0)
       put(&t, "  asm volatile(\"\" ::: \"memory\");\n");
     if (!split && (chunk == n_hh ? n_hh > 0 && k == 0
                                  : hh_index[i] >= 0 && hh_index[i] % chunk == 0)) {
       const int j0 = chunk == n_hh ? 0 : hh_index[i], j1 = j0 + chunk < n_hh ? j0 + chunk : n_hh;
-      put_hh_rows(&t, (int)m, j0, j1, opt->hh_batch, dt, e->q10, hh_slot);
+      put_hh_rows(&t, (int)m, j0, j1, dt, e->q10, hh_slot);
     }
-    /* row i's hh current b and conductance dg (hh rows only) */
-    char hb[48] = "", hd[48] = "";
+    /* row i's hh current b and conductance dg (hh rows only), its clamps' current */
+    char hb[48] = "", hd[48] = "", ic[48] = "";
     if (hh_index[i] >= 0 && split) {
       snprintf(hb, sizeof hb, "R[%lld]", (long long)i * W);
       snprintf(hd, sizeof hd, "D[%lld]", (long long)i * W);
@@ -513,88 +822,17 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
       snprintf(hb, sizeof hb, "sy[%d]", hs * 32);
       snprintf(hd, sizeof hd, "sy[%d]", (hs + 1) * 32);
     }
-    put(&t, "  const double v%d = V[%lld];\n  double b%d = (%.17g) * v%d + (%.17g)", i,
-        (long long)i * W, i, r->a, i, r->c);
-    char ic[48] = "";
     if (clamp_index[i] >= 0 && clamp_regs)
       snprintf(ic, sizeof ic, "ic%d", clamp_index[i]);
     else if (clamp_index[i] >= 0)
       snprintf(ic, sizeof ic, "R[%lld]", (long long)i * W);
-    if (clamp_index[i] >= 0 && hb[0])
-      put(&t, " + (%s + %s)", ic, hb);
-    else if (hb[0])
-      put(&t, " + %s", hb);
-    else if (clamp_index[i] >= 0)
-      put(&t, " + %s", ic);
-    put(&t, ";\n");
-    if (first[i + 1] > first[i]) {
-      put(&t, "  b%d = b%d + (", i, i);
-      for (int q = first[i]; q < first[i + 1]; q++) {
-        const int c = kid[q];
-        put(&t, "%s(%.17g) * ", q > first[i] ? " + " : "", row[c].g);
-        put_y(&t, home, c);
-      }
-      put(&t, ");\n");
-    }
-    if (r->meta & SE_STREAM_DCONST) {
-      put(&t, "  %s", home[i].reg ? "double " : "");
-      put_y(&t, home, i);
-      put(&t, " = b%d * (%.17g);\n", i, r->d);
-    } else {
-      /* fused2's order: inv = 1 / (d0 - (pushes)), y = b inv, f = g inv */
-      put(&t, "  const double r%d = 1.0 / (((%.17g)", i, r->d);
-      if (hd[0])
-        put(&t, " + %s", hd);
-      put(&t, ")");
-      int none = 1;
-      for (int q = first[i]; q < first[i + 1]; q++) {
-        const int c = kid[q];
-        if (row[c].meta & SE_STREAM_DCONST)
-          continue;
-        put(&t, "%s(%.17g) * f%d", none ? " - (" : " + ", row[c].g, c);
-        none = 0;
-      }
-      put(&t, "%s);\n  %s", none ? "" : ")", home[i].reg ? "double " : "");
-      put_y(&t, home, i);
-      put(&t, " = b%d * r%d;\n", i, i);
-      if (i > 0)
-        put(&t, "  const double f%d = (%.17g) * r%d;\n", i, r->g, i);
-    }
+    put_backward_row(&t, row, i, W, first, kid, home, hb, hd, ic);
   }
   /* forward: x = y + f x_parent, parents first; x to v */
-  for (int k = n - 1; k >= 0; k--) {
-    const int i = order[k];
-    if (i > 0) {
-      put(&t, "  ");
-      put_y(&t, home, i);
-      put(&t, " = ");
-      put_y(&t, home, i);
-      if (row[i].meta & SE_STREAM_DCONST)
-        put(&t, " + (%.17g) * ", row[i].f);
-      else
-        put(&t, " + f%d * ", i);
-      put_y(&t, home, parent[i]);
-      put(&t, ";\n");
-    }
-    put(&t, "  V[%lld] = ", (long long)i * W);
-    put_y(&t, home, i);
-    put(&t, ";\n");
-  }
-  /* the root's spike check (se_root_spike_check's) */
-  put(&t, "  const double after = ");
-  put_y(&t, home, 0);
-  put(&t, ";\n  const bool bad = !isfinite(after), fired = v0 < %.17g && %.17g <= after;\n",
-      e->spike_threshold, e->spike_threshold);
-  if (!in_order) /* the local cell, read only where needed */
-    put(&t, "  const long long cell = bad || fired ? lane_cell[th] : 0;\n");
-  put(&t,
-      "  if (bad) atomicCAS(bad_cell, 0ULL, (unsigned long long)(cell + 1));\n"
-      "  if (fired) {\n"
-      "    const unsigned long long k = atomicAdd(spike_count, 1ULL);\n"
-      "    if (k < (unsigned long long)spike_capacity) {\n"
-      "      spike_time[k] = se_spike_time(t_now, %.17g, %.17g, v0, after);\n"
-      "      spike_cell[k] = cell;\n    }\n  }\n}\n",
-      dt, e->spike_threshold);
+  for (int k = n - 1; k >= 0; k--)
+    put_forward_row(&t, row, order[k], W, home, NULL, 0);
+  put_spike_check(&t, e, home, in_order, 0);
+  put(&t, "}\n");
 done:
   free(first);
   free(kid);
@@ -602,6 +840,8 @@ done:
   free(hh_index);
   free(clamp_index);
   free(parent);
+  free(warp);
+  free(piece);
   free(home);
   *out = t;
   return rc;
@@ -618,6 +858,9 @@ static int write_source(const struct se_neurons *e, const se_stream_tables *tab,
   put(&t, "// Generated by simengine (cuda/neurons_gen.c): the step of %d morpholog%s, width "
           "%lld%s.\n#include \"hh.h\"\n#include \"neurons_math.h\"\n"
           "struct se_gen_hh_row { long long off; double gna, gk, ena, ek; };\n"
+          "#ifndef SE_GEN_BAR // a barrier of the block's threads (from branches of their own)\n"
+          "#define SE_GEN_BAR(id, threads) "
+          "asm volatile(\"bar.sync \" #id \", \" #threads \";\" ::: \"memory\")\n#endif\n"
           "struct se_gen_group { long long base, thread0; int lanes, pad; };\n",
       count, count == 1 ? "y" : "ies", (long long)e->width, in_order ? ", cells in order" : "");
   for (int k = 0; rc == SE_OK && k < count; k++)
@@ -877,10 +1120,13 @@ int se_neurons_gen_attach(const struct se_neurons *e, int device, const int64_t 
   for (int k = 0; k < g->n && rc == SE_OK; k++) {
     se_gen_kernel *kk = &g->k[k];
     kk->morphology = list[k];
-    int n_hh = 0, n_clamp = 0;
-    morphology_counts(e, list[k], &n_hh, &n_clamp);
-    kk->smem = smem_rule(&opt, morphology_rows(e, list[k]), n_hh, n_clamp);
-    kk->n_hh = split_rule(&opt, n_hh, n_clamp) ? n_hh : 0;
+    gen_plan plan;
+    rc = morphology_plan(e, list[k], &opt, &plan, err);
+    if (rc != SE_OK)
+      break;
+    kk->smem = plan_smem(&plan, &opt);
+    kk->n_hh = plan.split ? plan.n_hh : 0;
+    kk->warps = plan.warps;
     if (kk->smem > (size_t)smem_max)
       rc = se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__,
                         "the gen kernel of morphology %d (%d compartments) needs %zu B of shared "
@@ -909,9 +1155,9 @@ int se_neurons_gen_attach(const struct se_neurons *e, int device, const int64_t 
             g->n == 1 ? "y" : "ies", strlen(source), cubin_size,
             cached ? "from the cache" : "compiled");
     for (int k = 0; k < g->n; k++)
-      fprintf(stderr, " %d rows: %zu B shared per block%s;",
-              morphology_rows(e, g->k[k].morphology), g->k[k].smem,
-              g->k[k].n_hh > 0 ? ", hh rows split off" : "");
+      fprintf(stderr, " %d rows: %zu B shared per block, %d warp%s per 32 cells%s;",
+              morphology_rows(e, g->k[k].morphology), g->k[k].smem, g->k[k].warps,
+              g->k[k].warps == 1 ? "" : "s", g->k[k].n_hh > 0 ? ", hh rows split off" : "");
     fprintf(stderr, "\n");
   }
   free(source);
@@ -975,7 +1221,8 @@ cudaError_t se_neurons_gen_launch(const se_gen_step *g, const se_neurons_device 
                     &delay,      &duration, &amp,      &spike_count,         &spike_time,
                     &spike_cell, &capacity, &bad_cell, &rhs,    &diag,      &groups,
                     &lane_cell,  &threads,  &t_now,    &update};
-    const dim3 grid = {(unsigned)((threads + 31) / 32), 1, 1}, block = {32, 1, 1};
+    const dim3 grid = {(unsigned)((threads + 31) / 32), 1, 1},
+               block = {32 * (unsigned)g->k[k].warps, 1, 1};
     if (rc == cudaSuccess)
       rc = cudaLaunchKernel((const void *)g->k[k].kernel, grid, block, args, g->k[k].smem, s);
     if (rc == cudaSuccess && g->streams)

@@ -7,7 +7,8 @@
  * independent branches, y in registers (the rows eliminated last) and in shared memory. The hh
  * rows go through one loop over a table in constant memory before the elimination: their code
  * once (inlined at every hh row the code overflows the instruction cache; docs/gpu.md "Session
- * 11"); or, for experiments, in a kernel of their own (hh_split). */
+ * 11"); or (the default) in a kernel of their own (hh_split). Morphologies of more than 128 rows
+ * take a warp per subtree instead of a thread per cell (warps). */
 #ifndef SE_NEURONS_GEN_H
 #define SE_NEURONS_GEN_H
 
@@ -32,6 +33,8 @@ struct se_neurons;
 /* Clamped compartments (over a morphology's cells) whose current its kernel keeps in registers;
  * with more, in their rows' rhs slots. */
 #define SE_GEN_MAX_CLAMP_ROWS 8
+/* Most warps per block of 32 cells (1024 threads). */
+#define SE_GEN_MAX_WARPS 32
 
 /* The compiled kernel of one morphology. */
 typedef struct se_gen_kernel {
@@ -43,6 +46,8 @@ typedef struct se_gen_kernel {
   void *groups;    /* device table of the morphology's groups (NULL in cell order) */
   cudaKernel_t currents; /* with hh_split: the hh rows' kernel "se_gen_currents_<m>", else NULL */
   int n_hh;              /* the currents kernel's hh rows (grid.y); 0 without one */
+  int warps;             /* warps per block of 32 cells: 1 (a thread per cell) or a warp per
+                            subtree (se_neurons_gen_warps) */
 } se_gen_kernel;
 
 /* The compiled step: one library, a kernel per morphology with cells. */
@@ -61,17 +66,19 @@ typedef struct se_gen_step {
  * last keep y in registers (SE_GEN_REG_ROWS; default -1: 64 of up to 128 rows, 128 of up to 400,
  * else all, as measured best), hh_chunk: the hh rows computed hh_chunk at a time, each chunk
  * just before its first row is eliminated, their b and dg in 2 hh_chunk shared-memory slots
- * (SE_GEN_HH_CHUNK; default 0: all of them before the elimination), hh_batch: the hh loop
- * takes hh_batch rows per iteration, their loads first (SE_GEN_HH_BATCH, default 1), hh_split:
- * the hh rows in a kernel of their own before the step, one thread per cell and hh row, their b
- * and dg through the rhs and diag slots (SE_GEN_HH_SPLIT, default 0; only for morphologies whose
- * clamp currents stay in registers, se_neurons_gen_split), a compiler barrier every
- * window rows keeps the loads from being hoisted into spills (SE_GEN_WINDOW, default 8, 0 none),
- * contract: FMA contraction (SE_GEN_FMAD, default 0 as the engine's kernels, docs/model.md);
- * and a launch choice, streams: several morphologies' kernels on a stream each, concurrently
- * (SE_GEN_STREAMS, default 0). */
+ * (SE_GEN_HH_CHUNK; default 0: all of them before the elimination), hh_split: the hh rows in a
+ * kernel of their own before the step, one thread per cell and hh row, their b and dg through
+ * the rhs and diag slots (SE_GEN_HH_SPLIT, default 1; only for morphologies whose clamp
+ * currents stay in registers, se_neurons_gen_split), warps: a warp per subtree and K warps per
+ * block of 32 cells (SE_GEN_WARPS; default -1: 1 (a thread per cell) up to 128 rows, else 4, as
+ * measured best on the six classes but medium-low; 0 or 1: a thread per cell;
+ * se_neurons_gen_warps), a compiler
+ * barrier every window rows keeps the loads from being hoisted into spills (SE_GEN_WINDOW,
+ * default 8, 0 none), contract: FMA contraction (SE_GEN_FMAD, default 0 as the engine's kernels,
+ * docs/model.md); and a launch choice, streams: several morphologies' kernels on a stream each,
+ * concurrently (SE_GEN_STREAMS, default 1). */
 typedef struct se_gen_options {
-  int register_rows, window, contract, hh_chunk, hh_batch, hh_split, streams;
+  int register_rows, window, contract, hh_chunk, hh_split, warps, streams;
 } se_gen_options;
 
 /* The options from the environment (defaults above). */
@@ -96,6 +103,11 @@ int se_neurons_gen_applicable(const struct se_neurons *e, char *why, size_t n);
  * rows, and at most SE_GEN_MAX_CLAMP_ROWS clamped compartments (the rhs slots then free). Not
  * collective. */
 int se_neurons_gen_split(const struct se_neurons *e, int32_t m, const se_gen_options *opt);
+
+/* The warps per block of 32 cells of morphology m's kernel under opt: 1 (a thread per cell), or
+ * opt's warps (by default 4 above 128 rows) where its clamp currents stay in
+ * registers and its hh rows (if any) are split off (se_neurons_gen_split). Not collective. */
+int se_neurons_gen_warps(const struct se_neurons *e, int32_t m, const se_gen_options *opt);
 
 /* 1 when the auto choice may take gen for e: applicable, at most SE_GEN_AUTO_MAX_MORPHOLOGIES
  * morphologies, each kernel within SE_GEN_AUTO_MAX_SMEM. Not collective. */

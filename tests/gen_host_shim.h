@@ -1,5 +1,6 @@
 /* Host stand-ins for the CUDA constructs of the gen kernel's generated source (cuda/neurons_gen.c),
- * so that tests compile that source with the host C++ compiler and run it thread by thread
+ * so that tests compile that source with the host C++ compiler and run it thread by thread (the
+ * warp-per-subtree kernels as fibers that meet at their barriers)
  * (tests/gen_host_driver.cpp, test_stream.c's run_gen_host): no GPU needed. Included first
  * (-include). */
 #ifndef SE_GEN_HOST_SHIM_H
@@ -15,6 +16,10 @@ struct se_gen_dim3 {
 };
 /* the block and thread the driver runs */
 extern se_gen_dim3 blockIdx, threadIdx;
+
+/* the warp-per-subtree kernels' barrier: the driver's fibers (tests/gen_host_driver.cpp) */
+void se_gen_host_barrier();
+#define SE_GEN_BAR(id, threads) se_gen_host_barrier()
 
 static inline unsigned long long atomicCAS(unsigned long long *p, unsigned long long expected,
                                            unsigned long long value) {

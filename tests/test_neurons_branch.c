@@ -91,11 +91,13 @@ int main(void) {
             "%d shapes up to medium: coop", MAX_MORPH);
   SE_EXPECT(&st, pick(MAX_MORPH, c32, A, 0, &n0, &edd) == F2, "%d shapes with big ones: fused2",
             MAX_MORPH);
-  /* all y in shared memory (SE_GEN_REG_ROWS=0): a big class's kernel needs more than
-   * SE_GEN_AUTO_MAX_SMEM, the population goes to fused2 */
+  /* a thread per cell (SE_GEN_WARPS=1), all y in shared memory (SE_GEN_REG_ROWS=0): a big
+   * class's kernel needs more than SE_GEN_AUTO_MAX_SMEM, the population goes to fused2 */
+  setenv("SE_GEN_WARPS", "1", 1);
   setenv("SE_GEN_REG_ROWS", "0", 1);
   SE_EXPECT(&st, pick(6, six, A, 0, &n0, &edd) == F2, "the six classes, y in shared memory");
   unsetenv("SE_GEN_REG_ROWS");
+  unsetenv("SE_GEN_WARPS");
   /* every cell its own shape */
   const int64_t own[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
   SE_EXPECT(&st, pick(16, own, A, 0, &n0, &edd) == B, "16 shapes of one cell: branch");

@@ -466,8 +466,10 @@ static void check_gen_cache(se_test_state *st, const char *source) {
  * spike matched within 1e-7 ms. The generator's output checked in CI, without a GPU: one
  * morphology in cell order, and several through their group tables (threads numbered group by
  * group, each group's lanes its threads, as the CUDA backend's with the launch order taken as
- * the groups' order). With SE_GEN_HH_SPLIT the hh rows' kernels run first. Returns the number of
- * morphologies whose hh rows were split off. */
+ * the groups' order). Where the hh rows are split off (se_neurons_gen_split) their kernels run
+ * first; warp-per-subtree kernels (se_neurons_gen_warps) run as fibers meeting at their barriers.
+ * Returns the number of morphologies whose hh rows were split off; *warp_kernels (unless NULL)
+ * the number with a warp per subtree. */
 typedef void (*gen_kernel_fn)(double *, double *, double *, double *, const long long *,
                               const int *, const double *, const double *, const double *,
                               unsigned long long *, double *, long long *, long long,
@@ -481,7 +483,29 @@ typedef struct host_group { /* the generated source's se_gen_group */
   int32_t lanes, pad;
 } host_group;
 
-static int run_gen_host(se_test_state *st, const se_neuron_model *m, int width, const char *what) {
+/* One call of a step kernel with its arguments: what each fiber of a warp-per-subtree kernel's
+ * launch runs (se_gen_host_launch). */
+typedef struct gen_call {
+  gen_kernel_fn kernel;
+  double *v, *m, *h, *n, *time, *rhs, *diag, t_now;
+  const double *delay, *duration, *amplitude;
+  const long long *ptr, *lane_cell;
+  const int *comp;
+  unsigned long long *count, *bad;
+  long long *cell, capacity, threads;
+  const void *groups;
+  int update;
+} gen_call;
+
+static void gen_call_run(void *p) {
+  const gen_call *c = p;
+  c->kernel(c->v, c->m, c->h, c->n, c->ptr, c->comp, c->delay, c->duration, c->amplitude,
+            c->count, c->time, c->cell, c->capacity, c->bad, c->rhs, c->diag, c->groups,
+            c->lane_cell, c->threads, c->t_now, c->update);
+}
+
+static int run_gen_host(se_test_state *st, const se_neuron_model *m, int width, const char *what,
+                        int *warp_kernels) {
   se_error err = {0};
   se_neurons_options opt = se_neurons_default_options();
   opt.interleave_width = width;
@@ -508,14 +532,19 @@ static int run_gen_host(se_test_state *st, const se_neuron_model *m, int width, 
   void *so = built ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
   void (*at)(unsigned, unsigned, unsigned) =
       so ? (void (*)(unsigned, unsigned, unsigned))(uintptr_t)dlsym(so, "se_gen_host_at") : NULL;
-  SE_EXPECT(st, !built || at, "dlopen/dlsym %s: %s", path, dlerror());
+  int (*launch)(void (*)(void *), void *, unsigned, unsigned) =
+      so ? (int (*)(void (*)(void *), void *, unsigned, unsigned))(uintptr_t)dlsym(
+               so, "se_gen_host_launch")
+         : NULL;
+  SE_EXPECT(st, !built || (at && launch), "dlopen/dlsym %s: %s", path, dlerror());
   const int64_t nc = b->n_cells, ns = b->n_stim, W = width, ng = b->n_groups;
   /* the morphologies' kernels, group tables and thread counts */
   int n_k = 0;
   int32_t *morph = se_test_calloc((size_t)ng, sizeof *morph);
   gen_kernel_fn *kernel = se_test_calloc((size_t)ng, sizeof *kernel);
   gen_currents_fn *currents = se_test_calloc((size_t)ng, sizeof *currents);
-  int *n_hh = se_test_calloc((size_t)ng, sizeof *n_hh), n_split = 0;
+  int *n_hh = se_test_calloc((size_t)ng, sizeof *n_hh), n_split = 0, n_warps = 0;
+  int *warps = se_test_calloc((size_t)ng, sizeof *warps);
   host_group **tab = se_test_calloc((size_t)ng, sizeof *tab);
   int64_t *threads = se_test_calloc((size_t)ng, sizeof *threads);
   for (int64_t g = 0; at && g < ng; g++) {
@@ -538,6 +567,8 @@ static int run_gen_host(se_test_state *st, const se_neuron_model *m, int width, 
       for (int32_t i = 0; i < b->groups[g].n_comp; i++)
         n_hh[n_k] += b->topology[morph[n_k]].has_hh[i] != 0;
       n_split += currents[n_k] != NULL;
+      warps[n_k] = se_neurons_gen_warps(b, morph[n_k], &go);
+      n_warps += warps[n_k] > 1;
       n_k++;
     }
     tab[k][threads[k] / W] = (host_group){b->groups[g].base, g * W, b->groups[g].lanes, 0};
@@ -578,11 +609,18 @@ static int run_gen_host(se_test_state *st, const se_neuron_model *m, int width, 
             at((unsigned)(t / 256), (unsigned)j, (unsigned)(t % 256));
             currents[k](b->v, b->m, b->h, b->n, rhs, diag, tab[k], in_order ? nc : nt, s > 0);
           }
+        gen_call call = {kernel[k], b->v, b->m, b->h, b->n, time_b, rhs, diag, a->t,
+                         clamp, clamp + ns, clamp + 2 * ns, (const long long *)ptr,
+                         (const long long *)lane_cell, comp, &count_b, &bad, cell_b, capacity,
+                         in_order ? nc : nt, tab[k], s > 0};
+        if (warps[k] > 1) { /* blocks of 32 cells, warps[k] warps each, meeting at barriers */
+          SE_EXPECT(st, launch(gen_call_run, &call, (unsigned)((nt + 31) / 32),
+                               32u * (unsigned)warps[k]) == 0, "se_gen_host_launch");
+          continue;
+        }
         for (long long t = 0; t < nt; t++) {
           at((unsigned)(t / 32), 0, (unsigned)(t % 32));
-          kernel[k](b->v, b->m, b->h, b->n, (const long long *)ptr, comp, clamp, clamp + ns,
-                    clamp + 2 * ns, &count_b, time_b, cell_b, capacity, &bad, rhs, diag, tab[k],
-                    (const long long *)lane_cell, in_order ? nc : nt, a->t, s > 0);
+          gen_call_run(&call);
         }
       }
       se_test_ok(se_neurons_step(a, &err), &err, "step (reference)");
@@ -617,10 +655,10 @@ static int run_gen_host(se_test_state *st, const se_neuron_model *m, int width, 
           best = fmin(best, fabs(time_b[q] - time_a[p]));
       matched += best <= 1e-7;
     }
-    printf("gen on the host, %s, %d kernel%s (%d with hh rows split off), width %2d: max |dv| "
-           "%.3g mV, gates %.3g, %llu spikes (cpu %lld, %lld matched)\n", what, n_k,
-           n_k == 1 ? "" : "s", n_split, width, max_dv, max_gate, count_b, (long long)count_a,
-           (long long)matched);
+    printf("gen on the host, %s, %d kernel%s (%d with hh rows split off, %d with a warp per "
+           "subtree), width %2d: max |dv| %.3g mV, gates %.3g, %llu spikes (cpu %lld, %lld "
+           "matched)\n", what, n_k, n_k == 1 ? "" : "s", n_split, n_warps, width, max_dv,
+           max_gate, count_b, (long long)count_a, (long long)matched);
     SE_EXPECT(st, max_dv <= 1e-7 && max_gate <= 1e-9 && bad == 0,
               "gen on the host, %s: |dv| %g mV, gates %g, bad cell %llu", what, max_dv, max_gate,
               bad);
@@ -647,6 +685,7 @@ static int run_gen_host(se_test_state *st, const se_neuron_model *m, int width, 
   free(kernel);
   free(currents);
   free(n_hh);
+  free(warps);
   free(threads);
   if (so)
     dlclose(so);
@@ -654,6 +693,8 @@ static int run_gen_host(se_test_state *st, const se_neuron_model *m, int width, 
   SE_EXPECT(st, system(cmd) == 0, "%s", cmd);
   se_neurons_destroy(a);
   se_neurons_destroy(b);
+  if (warp_kernels)
+    *warp_kernels = n_warps;
   return n_split;
 }
 
@@ -661,7 +702,8 @@ static int run_gen_host(se_test_state *st, const se_neuron_model *m, int width, 
  * NVRTC (a kernel per morphology, the hh rows in chunks), a morphology larger than
  * SE_GEN_MAX_ROWS refused with the reason, each morphology alone (37 cells: a partial last
  * group) compiled for sm_90 with every y in shared memory and with every y in registers (and
- * the hh rows split off where its clamps allow: morphology 0's). */
+ * the hh rows split off where its clamps allow: morphology 0's), then with a warp per subtree
+ * (8 per block) where its clamps allow. */
 static void check_gen_source(se_test_state *st, const se_neuron_model *mixed,
                              const se_neuron_model *mono, int n_mono) {
   se_error err = {0};
@@ -674,8 +716,8 @@ static void check_gen_source(se_test_state *st, const se_neuron_model *mixed,
             "several morphologies: gen not applicable (%s) or one morphology", why);
   char *msrc = NULL, *mcubin = NULL;
   size_t msize = 0;
-  /* the hh rows in chunks of 4, 3 per iteration: more hh loops than kernels */
-  const se_gen_options chunked = {.register_rows = -1, .window = 8, .hh_chunk = 4, .hh_batch = 3};
+  /* the hh rows in the step kernel in chunks of 4: more hh loops than kernels */
+  const se_gen_options chunked = {.register_rows = -1, .window = 8, .hh_chunk = 4};
   int mrc = se_neurons_gen_source(e, &chunked, &msrc, &err);
   if (mrc == SE_OK)
     mrc = se_neurons_gen_compile(msrc, 9, 0, 0, &mcubin, &msize, &err);
@@ -736,11 +778,12 @@ static void check_gen_source(se_test_state *st, const se_neuron_model *mixed,
     se_test_ok(se_neurons_create(&mono[k], 0, mono[k].n_cells, &opt, &e, &err), &err, "create");
     const int ok = se_neurons_gen_applicable(e, why, sizeof why);
     SE_EXPECT(st, ok, "morphology %d alone: gen not applicable: %s", k, why);
-    const int reg_rows[2] = {0, SE_GEN_MAX_ROWS};
-    for (int q = 0; ok && q < 2; q++) {
+    const int reg_rows[3] = {0, SE_GEN_MAX_ROWS, -1};
+    for (int q = 0; ok && q < 3; q++) {
       se_gen_options go = se_gen_options_from_env();
       go.register_rows = reg_rows[q];
-      go.hh_split = q == 1; /* with all rows in registers, the hh rows split off where allowed */
+      go.hh_split = q > 0; /* with all rows in registers, the hh rows split off where allowed */
+      go.warps = q == 2 ? 8 : 1; /* then a warp per subtree, 8 per block, where allowed */
       char *src = NULL, *cubin = NULL;
       size_t size = 0;
       const size_t smem = se_neurons_gen_smem(e, e->groups[0].morphology, &go);
@@ -785,36 +828,61 @@ int main(void) {
   for (int k = 0; k < N_MORPH; k++) /* gen: the clamps' current in registers (morphology 0), in
                                        the rows' rhs slots (the others) */
     build_model(&mono[k], k, 37, k > 0);
+  se_neuron_model soma1; /* medium-high alone, 37 cells clamped at the soma */
+  build_model(&soma1, 1, 37, 0);
   check_gen_source(&st, &m, mono, N_MORPH);
-  for (int k = 0; k < N_MORPH; k++) {
+  /* the host runs (CI's; tools/device/check.sh sets SE_TEST_GEN_HOST=0 to leave the GPU machine's
+   * time to the GPU part) */
+  const char *host_env = getenv("SE_TEST_GEN_HOST");
+  const int host_runs = !host_env || strcmp(host_env, "0") != 0;
+  for (int k = 0; host_runs && k < N_MORPH; k++) {
     char what[32];
     snprintf(what, sizeof what, "morphology %d alone", k);
-    run_gen_host(&st, &mono[k], k % 2 ? 8 : 32, what);
+    run_gen_host(&st, &mono[k], k % 2 ? 8 : 32, what, NULL);
   }
-  run_gen_host(&st, &m, 32, "the 8 morphologies together");
-  run_gen_host(&st, &m, 3, "the 8 morphologies together");
-  /* the hh rows 3 at a time, each chunk before its first row's elimination (the last chunk of
-   * most morphologies partial), 2 per iteration (one left over per chunk) */
-  setenv("SE_GEN_HH_CHUNK", "3", 1);
-  setenv("SE_GEN_HH_BATCH", "2", 1);
-  run_gen_host(&st, &m, 32, "the 8 morphologies together, chunks of 3, 2 hh rows per iteration");
-  unsetenv("SE_GEN_HH_CHUNK");
-  setenv("SE_GEN_HH_BATCH", "4", 1);
-  run_gen_host(&st, &mono[0], 32, "morphology 0 alone, 4 hh rows per iteration");
-  unsetenv("SE_GEN_HH_BATCH");
-  /* the hh rows in kernels of their own (SE_GEN_HH_SPLIT) where at most 8 compartments of a
-   * morphology are clamped (all of these: every morphology has hh rows and at most 8 clamped
-   * compartments over its cells): in cell order, and through the group tables */
-  setenv("SE_GEN_HH_SPLIT", "1", 1);
-  SE_EXPECT(&st, run_gen_host(&st, &mono[0], 32, "morphology 0 alone, hh rows split off") == 1,
-            "morphology 0: hh rows not split off");
-  se_neuron_model soma;
-  build_model(&soma, -1, 0, 0);
-  const int soma_split = run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, hh split off");
-  SE_EXPECT(&st, soma_split == N_MORPH, "%d of %d morphologies with hh rows split off",
-            soma_split, N_MORPH);
-  se_neuron_model_free(&soma);
-  unsetenv("SE_GEN_HH_SPLIT");
+  if (host_runs) {
+    run_gen_host(&st, &m, 32, "the 8 morphologies together", NULL);
+    run_gen_host(&st, &m, 3, "the 8 morphologies together", NULL);
+    /* the hh rows in the step kernel (SE_GEN_HH_SPLIT=0): all before the elimination, and 3 at a
+     * time, each chunk before its first row's elimination (the last chunk of most morphologies
+     * partial) */
+    setenv("SE_GEN_HH_SPLIT", "0", 1);
+    SE_EXPECT(&st, run_gen_host(&st, &mono[0], 32, "morphology 0 alone, hh rows in the step", NULL)
+                       == 0, "morphology 0: hh rows split off with SE_GEN_HH_SPLIT=0");
+    setenv("SE_GEN_HH_CHUNK", "3", 1);
+    run_gen_host(&st, &m, 32, "the 8 morphologies together, hh rows in chunks of 3", NULL);
+    unsetenv("SE_GEN_HH_CHUNK");
+    unsetenv("SE_GEN_HH_SPLIT");
+    /* by default the hh rows in kernels of their own where at most 8 compartments of a morphology
+     * are clamped (every morphology clamped at the soma only), and a warp per subtree for those of
+     * more than 128 rows (3 of the 8: 319, 200 and 150 rows), through the group tables; medium-high
+     * alone in cell order (37 cells: 27 lanes of the second block past the cells) */
+    SE_EXPECT(&st, run_gen_host(&st, &mono[0], 32, "morphology 0 alone, hh rows split off", NULL) ==
+                       1, "morphology 0: hh rows not split off");
+    se_neuron_model soma;
+    build_model(&soma, -1, 0, 0);
+    int warp_kernels = 0;
+    const int soma_split =
+        run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, hh split off", &warp_kernels);
+    SE_EXPECT(&st, soma_split == N_MORPH && warp_kernels == 3,
+              "%d of %d morphologies with hh rows split off, %d of 3 with a warp per subtree",
+              soma_split, N_MORPH, warp_kernels);
+    run_gen_host(&st, &soma1, 32, "medium-high alone clamped at the soma", &warp_kernels);
+    SE_EXPECT(&st, warp_kernels == 1, "medium-high alone: no warp per subtree");
+    /* a warp per subtree for every morphology (down to 1 compartment: the trunk alone), 3 and 16
+     * warps per block */
+    setenv("SE_GEN_WARPS", "3", 1);
+    run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, 3 warps each", &warp_kernels);
+    SE_EXPECT(&st, warp_kernels == N_MORPH, "3 warps: %d of %d morphologies", warp_kernels,
+              N_MORPH);
+    setenv("SE_GEN_WARPS", "16", 1);
+    run_gen_host(&st, &soma, 32, "the 8 clamped at the soma, 16 warps each", &warp_kernels);
+    run_gen_host(&st, &soma1, 32, "medium-high alone, 16 warps", &warp_kernels);
+    unsetenv("SE_GEN_WARPS");
+    se_neuron_model_free(&soma);
+  } else {
+    printf("gen host runs skipped: SE_TEST_GEN_HOST=0\n");
+  }
 #endif
   check_tables(&st, &m);
   const config configs[] = {{.width = 8, .stack_rows = 100000, .onchip = 1},
@@ -865,23 +933,28 @@ int main(void) {
       run_gen(&st, &mono[k], 32);
       run_gen(&st, &mono[k], 8);
     }
-    /* several morphologies: a kernel per morphology over its group table */
+    /* several morphologies: a kernel per morphology over its group table (by default the hh
+     * rows split off, a warp per subtree for the 3 of more than 128 rows, a stream each) */
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 3, NULL, NULL, NULL, NULL);
+    /* the hh rows in the step kernel, in chunks, y in shared memory */
+    setenv("SE_GEN_HH_SPLIT", "0", 1);
     setenv("SE_GEN_REG_ROWS", "0", 1);
     setenv("SE_GEN_WINDOW", "0", 1);
     setenv("SE_GEN_HH_CHUNK", "5", 1);
-    setenv("SE_GEN_HH_BATCH", "4", 1);
     run_gen(&st, &mono[2], 32);
     unsetenv("SE_GEN_HH_CHUNK");
-    unsetenv("SE_GEN_HH_BATCH");
-    /* the hh rows in kernels of their own: morphology 0 alone (in cell order) and the 8 together
-     * (group tables) */
-    setenv("SE_GEN_HH_SPLIT", "1", 1);
-    run_gen(&st, &mono[0], 32);
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
     unsetenv("SE_GEN_HH_SPLIT");
-    setenv("SE_GEN_STREAMS", "1", 1); /* the 8 morphologies' kernels on 8 streams */
+    /* a warp per subtree: medium-high alone in cell order (4 warps; 37 cells), every morphology
+     * with 3 and 16 warps; then the 8 morphologies' kernels on one stream (8 by default) */
+    run_gen(&st, &soma1, 32);
+    setenv("SE_GEN_WARPS", "3", 1);
+    run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 8, NULL, NULL, NULL, NULL);
+    setenv("SE_GEN_WARPS", "16", 1);
+    run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
+    unsetenv("SE_GEN_WARPS");
+    setenv("SE_GEN_STREAMS", "0", 1); /* the 8 morphologies' kernels on the step's stream */
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
     unsetenv("SE_GEN_STREAMS");
     setenv("SE_GEN_REG_ROWS", "100000", 1);
@@ -899,6 +972,7 @@ int main(void) {
 #ifdef SIMENGINE_HAVE_CUDA
   for (int k = 0; k < N_MORPH; k++)
     se_neuron_model_free(&mono[k]);
+  se_neuron_model_free(&soma1);
 #endif
   return se_test_finish(&st, "test_stream");
 }
