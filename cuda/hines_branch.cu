@@ -658,6 +658,8 @@ extern "C" int se_hines_branch_set_coupling(se_hines_branch_plan *p, const doubl
     h[p->slot_of[i]] = g[i];
   cudaError_t e = cudaMemcpy(p->d_g, h, (size_t)S * sizeof(double), cudaMemcpyHostToDevice);
   free(h);
+  if (e == cudaSuccess) /* its DMA done before the plan's (non-blocking) stream uses it */
+    e = cudaDeviceSynchronize();
   if (e != cudaSuccess)
     SE_FAIL(err, SE_ERR_CUDA, "uploading the coupling failed: %s (%s)", cudaGetErrorName(e),
             cudaGetErrorString(e));

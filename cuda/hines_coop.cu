@@ -1310,6 +1310,8 @@ static int coop_create_inner(se_hines_coop *p, const se_hines_batch_view &v,
   SE_CUDA_CHECK(err, cudaMemset(p->d_next, 0, sizeof(unsigned)));
   SE_CUDA_CHECK(err, cudaMemcpy(p->d_steps, p->tree.enc.data(), bytes, cudaMemcpyHostToDevice));
   SE_CUDA_CHECK(err, cudaMemcpy(p->d_goff, p->tree.goff.data(), gbytes, cudaMemcpyHostToDevice));
+  // the uploads' DMA (legacy stream) done before a non-blocking stream's kernel reads them
+  SE_CUDA_CHECK(err, cudaDeviceSynchronize());
   coop_kernel_fn fn = coop_kernel(p->info, p->w16);
   SE_CUDA_CHECK(err, cudaFuncSetAttribute((const void *)fn,
                                           cudaFuncAttributeMaxDynamicSharedMemorySize,

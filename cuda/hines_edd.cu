@@ -310,6 +310,11 @@ extern "C" int se_hines_edd_create(const se_hines_edd_plan *plan,
   if (rc == SE_OK && plan->n_bottom > SMEM_ROWS)
     rc = dev_alloc(e, reinterpret_cast<void **>(&e->d_pivots),
                    (size_t)plan->n_bottom * sizeof(double), "EDD bottom pivots", err);
+  // the uploads' DMA (legacy stream) done before the plan's stream (non-blocking) reads them
+  if (rc == SE_OK && cudaDeviceSynchronize() != cudaSuccess)
+    rc = se_error_set(err, SE_ERR_CUDA, __FILE__, __LINE__, __func__,
+                      "waiting for the EDD plan's upload failed: %s",
+                      cudaGetErrorString(cudaGetLastError()));
   if (rc != SE_OK) {
     se_hines_edd_destroy(e);
     return rc;

@@ -884,7 +884,8 @@ static int create_inner(se_hines_batch *b, se_error *err) {
   SE_CUDA_CHECK(err, cudaMemsetAsync(b->l, 0, bytes, b->stream));
   SE_CUDA_CHECK(err, cudaMemsetAsync(b->d, 0, bytes, b->stream));
   SE_CUDA_CHECK(err, cudaMemsetAsync(b->rhs, 0, bytes, b->stream));
-  SE_CUDA_CHECK(err, cudaStreamSynchronize(b->stream));
+  // the device, not only b->stream (non-blocking): the cudaMemcpy uploads' DMA as well
+  SE_CUDA_CHECK(err, cudaDeviceSynchronize());
   return SE_OK;
 }
 

@@ -370,6 +370,8 @@ static int branch_copy_state(const se_neurons_branch *b, const se_neurons_device
     }
   }
   free(buf);
+  if (up) /* the uploads' DMA done before the non-blocking stream's next kernel */
+    SE_CUDA_CHECK(err, cudaDeviceSynchronize());
   return SE_OK;
 }
 

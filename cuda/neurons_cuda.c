@@ -338,6 +338,10 @@ static int attach_cuda(se_neurons_t e, se_error *err) {
   SE_CUDA_CHECK(err, cudaMalloc((void **)&d->spike_cell, (size_t)d->spike_capacity * sizeof(int64_t)));
   SE_CALLOC(err, cd->host_spike_time, d->spike_capacity, "spike staging");
   SE_CALLOC(err, cd->host_spike_cell, d->spike_capacity, "spike staging");
+  /* The uploads above (cudaMemcpy from pageable memory, cudaMemset) go through the legacy
+   * default stream and may return before their DMA lands; the step's streams are non-blocking,
+   * so nothing orders their kernels after it. Wait for it here. */
+  SE_CUDA_CHECK(err, cudaDeviceSynchronize());
   return SE_OK;
 }
 
@@ -402,7 +406,8 @@ static int collect_spikes_cuda(se_neurons_t e, se_error *err) {
                                 cudaMemcpyDeviceToHost));
   SE_CUDA_CHECK(err, cudaMemcpy(cd->host_spike_cell, d->spike_cell, count * sizeof(int64_t),
                                 cudaMemcpyDeviceToHost));
-  SE_CUDA_CHECK(err, cudaMemset(d->spike_count, 0, sizeof *d->spike_count));
+  /* on the compute stream: the next step's atomics come after it */
+  SE_CUDA_CHECK(err, cudaMemsetAsync(d->spike_count, 0, sizeof *d->spike_count, cd->compute));
   for (unsigned long long k = 0; k < count; k++)
     SE_TRY(se_neurons_push_spike(e, cd->host_spike_time[k], e->cell_begin + cd->host_spike_cell[k],
                                  err));
@@ -501,6 +506,8 @@ static int copy_state(se_neurons_t e, cuda_data *cd, int up, se_error *err) {
   for (int a = 0; a < 4; a++)
     SE_CUDA_CHECK(err, up ? cudaMemcpy(device[a], host[a], bytes, cudaMemcpyHostToDevice)
                           : cudaMemcpy(host[a], device[a], bytes, cudaMemcpyDeviceToHost));
+  if (up) /* the uploads' DMA done before the non-blocking compute stream's next kernel */
+    SE_CUDA_CHECK(err, cudaDeviceSynchronize());
   return SE_OK;
 }
 

@@ -801,6 +801,11 @@ int se_tdbem_cuda_set_interval(se_tdbem_cuda_t g, const se_tdbem_slices *s, cons
     rc = se_error_set(err, SE_ERR_CUDA, __FILE__, __LINE__, __func__,
                       "uploading the history of %lld slices failed: %s", (long long)s->count,
                       cudaGetErrorString(cudaGetLastError()));
+  /* the uploads' DMA (legacy stream) done before the worker's non-blocking streams use them */
+  if (rc == SE_OK && cudaDeviceSynchronize() != cudaSuccess)
+    rc = se_error_set(err, SE_ERR_CUDA, __FILE__, __LINE__, __func__,
+                      "waiting for the slices' upload failed: %s",
+                      cudaGetErrorString(cudaGetLastError()));
   if (rc == SE_OK) {
     const double size = g->precision == SE_PRECISION_SINGLE ? 4.0 : 8.0;
     g->stats = (se_tdbem_cuda_stats){.blocks = ix.blocks, .stored = ix.values};
