@@ -668,9 +668,14 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
         clamp_index[e->stim_comp[k]] < 0)
       clamp_index[e->stim_comp[k]] = n_clamp++;
   const int split = plan.split, warps = plan.warps, in_registers = register_rows(n, opt);
-  if (warps > 1 && warp_partition(parent, n, warps, warp, piece, &worst) < 0) {
-    rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
-                      "out of memory partitioning a morphology of %d rows", n);
+  /* the partition the plan sized the shared memory for (the same tree) */
+  const int parted = warps > 1 ? warp_partition(parent, n, warps, warp, piece, &worst) : 0;
+  if (parted < 0 || (warps > 1 && parted != plan.slots)) {
+    rc = se_error_set(err, parted < 0 ? SE_ERR_NOMEM : SE_ERR_ARG, __FILE__, __LINE__, __func__,
+                      parted < 0 ? "out of memory partitioning a morphology of %d rows"
+                                 : "morphology of %d rows: the partition's shared slots differ "
+                                   "from the plan's",
+                      n);
     goto done;
   }
   for (int k = 0; k < n; k++) {
