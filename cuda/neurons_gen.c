@@ -29,6 +29,7 @@ se_gen_options se_gen_options_from_env(void) {
   o.hh_chunk = (int)se_env_long("SE_GEN_HH_CHUNK", 0);
   o.hh_split = se_env_long("SE_GEN_HH_SPLIT", 1) != 0;
   o.warps = (int)se_env_long("SE_GEN_WARPS", -1);
+  o.warp_cut = se_env_long("SE_GEN_WARP_CUT", 0) == 1;
   o.streams = se_env_long("SE_GEN_STREAMS", 1) != 0;
   o.contract = se_env_long("SE_GEN_FMAD", 0) != 0;
   if (o.register_rows < -1)
@@ -191,31 +192,23 @@ static int warps_rule(const se_gen_options *opt, int n, int n_hh, int n_clamp) {
              : 1;
 }
 
-/* The warp-per-subtree partition of an n-row tree (parent[i] < i) over K warps: the pieces are
- * the largest subtrees of at most n / K rows, the trunk the rows above them (the root's warp,
- * warp 0, solves it), the pieces dealt to the warps largest first, each to the least loaded
- * (warp 0 starts with the trunk). warp[i]: the warp of row i, -1 in the trunk; slot[i]: the
- * shared-memory slot of a piece root outside warp 0 (its y and f go to the trunk, its parent's x
- * comes back), else -1.
- * Returns the number of slots (*worst: the most rows of a warp), or -1 out of memory. */
-static int warp_partition(const int32_t *parent, int n, int K, int *warp, int *slot, int *worst) {
-  int *size = calloc((size_t)n + 1, sizeof *size), *piece = calloc((size_t)n + 1, sizeof *piece);
-  int64_t *load = calloc((size_t)K, sizeof *load);
-  int slots = -1;
-  if (!size || !piece || !load)
-    goto done;
-  for (int i = n - 1; i >= 0; i--) {
-    size[i] += 1;
-    if (i > 0)
-      size[parent[i]] += size[i];
-  }
-  const double T = (double)n / K;
+/* Deals the pieces of threshold T to K warps: the pieces are the largest subtrees of at most T
+ * rows, the trunk the rows above them (warp 0 solves it between the barriers), the pieces go
+ * largest first (ties by row) to the least loaded warp, warp 0 starting with the trunk's rows
+ * when trunk_first. warp[i]: the warp of row i, -1 in the trunk; slot[i]: the shared-memory slot
+ * of a piece root outside warp 0 (its y and f go to the trunk, its parent's x comes back), else
+ * -1. size: the subtree sizes; piece, load: scratch of n and K. Returns the number of slots;
+ * *trunk: the trunk's rows, *most: the most piece rows of a warp. */
+static int deal_pieces(const int32_t *parent, const int *size, int n, int K, double T,
+                       int trunk_first, int *piece, int64_t *load, int *warp, int *slot,
+                       int *trunk, int *most) {
   int n_pieces = 0;
+  *trunk = 0;
   for (int i = 0; i < n; i++) {
     warp[i] = size[i] > T ? -1 : 0;
     slot[i] = -1;
     if (size[i] > T)
-      load[0]++; /* the trunk */
+      (*trunk)++;
     else if (i > 0 && size[parent[i]] > T)
       piece[n_pieces++] = i;
   }
@@ -225,7 +218,9 @@ static int warp_partition(const int32_t *parent, int n, int K, int *warp, int *s
       piece[b] = piece[b - 1];
       piece[b - 1] = x;
     }
-  slots = 0;
+  for (int q = 0; q < K; q++)
+    load[q] = q == 0 && trunk_first ? *trunk : 0;
+  int slots = 0;
   for (int p = 0; p < n_pieces; p++) {
     int w = 0;
     for (int q = 1; q < K; q++)
@@ -239,10 +234,46 @@ static int warp_partition(const int32_t *parent, int n, int K, int *warp, int *s
   for (int i = 1; i < n; i++) /* parents first: a piece's rows take its root's warp */
     if (size[i] <= T && size[parent[i]] <= T)
       warp[i] = warp[parent[i]];
-  *worst = 0;
+  if (trunk_first)
+    load[0] -= *trunk;
+  *most = 0;
   for (int q = 0; q < K; q++)
-    if (load[q] > *worst)
-      *worst = (int)load[q];
+    if (load[q] > *most)
+      *most = (int)load[q];
+  return slots;
+}
+
+/* The warp-per-subtree partition of an n-row tree (parent[i] < i) over K warps (deal_pieces's
+ * warp and slot): with cut 0 the threshold n / K, warp 0 starting with the trunk (session 13's
+ * measured default); with cut 1 the threshold that makes the rows on a block's critical path
+ * (the trunk plus the most piece rows of a warp) fewest, ties to the smaller trunk, the pieces
+ * dealt without the trunk. Returns the number of slots (*trunk, *most as deal_pieces), or -1
+ * out of memory. */
+static int warp_partition(const int32_t *parent, int n, int K, int cut, int *warp, int *slot,
+                          int *trunk, int *most) {
+  int *size = calloc((size_t)n + 1, sizeof *size), *piece = calloc((size_t)n + 1, sizeof *piece);
+  int64_t *load = calloc((size_t)K, sizeof *load);
+  int slots = -1;
+  if (!size || !piece || !load)
+    goto done;
+  for (int i = n - 1; i >= 0; i--) {
+    size[i] += 1;
+    if (i > 0)
+      size[parent[i]] += size[i];
+  }
+  double T = (double)n / K;
+  if (cut == 1) { /* every threshold below n: O(n^2) for n <= 1024 rows, once per attach */
+    int best = -1, best_trunk = 0;
+    for (int t = 1; t < n; t++) {
+      deal_pieces(parent, size, n, K, t, 0, piece, load, warp, slot, trunk, most);
+      if (best < 0 || *trunk + *most < best || (*trunk + *most == best && *trunk < best_trunk)) {
+        best = *trunk + *most;
+        best_trunk = *trunk;
+        T = t;
+      }
+    }
+  }
+  slots = deal_pieces(parent, size, n, K, T, cut != 1, piece, load, warp, slot, trunk, most);
 done:
   free(size);
   free(piece);
@@ -256,7 +287,7 @@ typedef struct gen_plan {
   int split;  /* the hh rows in a kernel of their own */
   int warps;  /* warps per block: 1 (a thread per cell), else a warp per subtree */
   int slots;  /* with warps: the piece roots outside warp 0 (3 shared doubles each per cell) */
-  int worst;  /* with warps: the most rows of a warp */
+  int trunk, most; /* with warps: the trunk's rows, the most piece rows of a warp */
 } gen_plan;
 
 /* The plan of morphology m; SE_ERR_NOMEM (err may be NULL) when out of memory. */
@@ -266,12 +297,12 @@ static int morphology_plan(const struct se_neurons *e, int32_t m, const se_gen_o
   morphology_counts(e, m, &p->n_hh, &p->n_clamp);
   p->split = split_rule(opt, p->n_hh, p->n_clamp);
   p->warps = warps_rule(opt, p->n, p->n_hh, p->n_clamp);
-  p->slots = p->worst = 0;
+  p->slots = p->trunk = p->most = 0;
   if (p->warps == 1)
     return SE_OK;
   int *warp = calloc((size_t)p->n, sizeof *warp), *slot = calloc((size_t)p->n, sizeof *slot);
-  p->slots = warp && slot ? warp_partition(e->topology[m].parent, p->n, p->warps, warp, slot,
-                                           &p->worst)
+  p->slots = warp && slot ? warp_partition(e->topology[m].parent, p->n, p->warps, opt->warp_cut,
+                                           warp, slot, &p->trunk, &p->most)
                           : -1;
   free(warp);
   free(slot);
@@ -657,7 +688,7 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
     kid[first[parent[i] + 1]++] = i;
   SE_TRY_GOTO(rc, done, list_order(parent, n, GEN_SCHEDULE_LANES, order, err));
   /* the hh rows numbered in elimination order: a chunk of them is consecutive in the table */
-  int n_hh = 0, n_clamp = 0, slots = 0, worst = 0;
+  int n_hh = 0, n_clamp = 0, slots = 0, trunk = 0, most = 0;
   for (int k = 0; k < n; k++) {
     hh_index[order[k]] = (row[order[k]].meta & SE_STREAM_HH) ? n_hh++ : -1;
     clamp_index[order[k]] = -1;
@@ -669,7 +700,8 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
       clamp_index[e->stim_comp[k]] = n_clamp++;
   const int split = plan.split, warps = plan.warps, in_registers = register_rows(n, opt);
   /* the partition the plan sized the shared memory for (the same tree) */
-  const int parted = warps > 1 ? warp_partition(parent, n, warps, warp, piece, &worst) : 0;
+  const int parted =
+      warps > 1 ? warp_partition(parent, n, warps, opt->warp_cut, warp, piece, &trunk, &most) : 0;
   if (parted < 0 || (warps > 1 && parted != plan.slots)) {
     rc = se_error_set(err, parted < 0 ? SE_ERR_NOMEM : SE_ERR_ARG, __FILE__, __LINE__, __func__,
                       parted < 0 ? "out of memory partitioning a morphology of %d rows"
@@ -692,8 +724,8 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
 
   put(&t, "// morphology %d: %d rows (%d hh)", (int)m, n, n_hh);
   if (warps > 1)
-    put(&t, ", %d warps per 32 cells (%d pieces to share, at most %d rows per warp)", warps,
-        plan.slots, worst);
+    put(&t, ", %d warps per 32 cells (%d pieces to share, a trunk of %d rows, at most %d piece rows "
+        "per warp)", warps, plan.slots, trunk, most);
   put(&t, "\n");
   if (n_hh > 0) {
     put(&t, "__constant__ se_gen_hh_row se_gen_hh_%d[%d] = {\n", (int)m, n_hh);

@@ -72,13 +72,15 @@ typedef struct se_gen_step {
  * currents stay in registers, se_neurons_gen_split), warps: a warp per subtree and K warps per
  * block of 32 cells (SE_GEN_WARPS; default -1: 1 (a thread per cell) up to 128 rows, else 4, as
  * measured best on the six classes but medium-low; 0 or 1: a thread per cell;
- * se_neurons_gen_warps), a compiler
+ * se_neurons_gen_warps), warp_cut: the warps' partition, 0 the threshold n / K with warp 0
+ * starting with the trunk (measured), 1 the threshold that makes the trunk plus the most piece
+ * rows of a warp fewest (SE_GEN_WARP_CUT, default 0; not yet measured), a compiler
  * barrier every window rows keeps the loads from being hoisted into spills (SE_GEN_WINDOW,
  * default 8, 0 none), contract: FMA contraction (SE_GEN_FMAD, default 0 as the engine's kernels,
  * docs/model.md); and a launch choice, streams: several morphologies' kernels on a stream each,
  * concurrently (SE_GEN_STREAMS, default 1). */
 typedef struct se_gen_options {
-  int register_rows, window, contract, hh_chunk, hh_split, warps, streams;
+  int register_rows, window, contract, hh_chunk, hh_split, warps, warp_cut, streams;
 } se_gen_options;
 
 /* The options from the environment (defaults above). */

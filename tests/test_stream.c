@@ -870,7 +870,7 @@ int main(void) {
     run_gen_host(&st, &soma1, 32, "medium-high alone clamped at the soma", &warp_kernels);
     SE_EXPECT(&st, warp_kernels == 1, "medium-high alone: no warp per subtree");
     /* a warp per subtree for every morphology (down to 1 compartment: the trunk alone), 3 and 16
-     * warps per block */
+     * warps per block, and both partitions */
     setenv("SE_GEN_WARPS", "3", 1);
     run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, 3 warps each", &warp_kernels);
     SE_EXPECT(&st, warp_kernels == N_MORPH, "3 warps: %d of %d morphologies", warp_kernels,
@@ -878,6 +878,12 @@ int main(void) {
     setenv("SE_GEN_WARPS", "16", 1);
     run_gen_host(&st, &soma, 32, "the 8 clamped at the soma, 16 warps each", &warp_kernels);
     run_gen_host(&st, &soma1, 32, "medium-high alone, 16 warps", &warp_kernels);
+    /* the other partition (SE_GEN_WARP_CUT=1: the threshold of the shortest critical path) */
+    setenv("SE_GEN_WARP_CUT", "1", 1);
+    run_gen_host(&st, &soma1, 32, "medium-high alone, 16 warps, cut 1", &warp_kernels);
+    setenv("SE_GEN_WARPS", "3", 1);
+    run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, 3 warps each, cut 1", &warp_kernels);
+    unsetenv("SE_GEN_WARP_CUT");
     unsetenv("SE_GEN_WARPS");
     se_neuron_model_free(&soma);
   } else {
@@ -954,6 +960,9 @@ int main(void) {
     setenv("SE_GEN_WARPS", "16", 1);
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
     unsetenv("SE_GEN_WARPS");
+    setenv("SE_GEN_WARP_CUT", "1", 1); /* the other partition, default warps */
+    run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
+    unsetenv("SE_GEN_WARP_CUT");
     setenv("SE_GEN_STREAMS", "0", 1); /* the 8 morphologies' kernels on the step's stream */
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
     unsetenv("SE_GEN_STREAMS");
