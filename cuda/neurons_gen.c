@@ -30,6 +30,7 @@ se_gen_options se_gen_options_from_env(void) {
   o.hh_split = se_env_long("SE_GEN_HH_SPLIT", 1) != 0;
   o.warps = (int)se_env_long("SE_GEN_WARPS", -1);
   o.warp_cut = se_env_long("SE_GEN_WARP_CUT", 0) == 1;
+  o.warp_min_blocks = (int)se_env_long("SE_GEN_WARP_MIN_BLOCKS", 0);
   o.streams = se_env_long("SE_GEN_STREAMS", 1) != 0;
   o.contract = se_env_long("SE_GEN_FMAD", 0) != 0;
   if (o.register_rows < -1)
@@ -38,6 +39,8 @@ se_gen_options se_gen_options_from_env(void) {
     o.window = 0;
   if (o.hh_chunk < 0)
     o.hh_chunk = 0;
+  if (o.warp_min_blocks < 0 || o.warp_min_blocks > 32)
+    o.warp_min_blocks = 0;
   if (o.warps < -1)
     o.warps = -1;
   if (o.warps > SE_GEN_MAX_WARPS)
@@ -722,6 +725,10 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
    * (se_neurons_gen_smem) */
   const int hh_slot = slots;
 
+  /* with warps, opt's blocks per multiprocessor for ptxas's register budget */
+  char min_blocks[16] = "";
+  if (warps > 1 && opt->warp_min_blocks > 0)
+    snprintf(min_blocks, sizeof min_blocks, ", %d", opt->warp_min_blocks);
   put(&t, "// morphology %d: %d rows (%d hh)", (int)m, n, n_hh);
   if (warps > 1)
     put(&t, ", %d warps per 32 cells (%d pieces to share, a trunk of %d rows, at most %d piece rows "
@@ -767,7 +774,7 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
         "  rhs[s] = b;\n  diag[s] = dg;\n}\n",
         (int)m, where, (int)m, e->dt, e->q10);
   put(&t,
-      "extern \"C\" __global__ void __launch_bounds__(%d) se_gen_step_%d(\n"
+      "extern \"C\" __global__ void __launch_bounds__(%d%s) se_gen_step_%d(\n"
       "    double *__restrict__ v, double *__restrict__ gm, double *__restrict__ gh,\n"
       "    double *__restrict__ gn, const long long *__restrict__ stim_ptr,\n"
       "    const int *__restrict__ stim_comp, const double *__restrict__ stim_delay,\n"
@@ -777,7 +784,7 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
       "    double *__restrict__ diag, const se_gen_group *__restrict__ groups,\n"
       "    const long long *__restrict__ lane_cell, long long threads, double t_now,\n"
       "    int update) {\n"
-      "  extern __shared__ double se_gen_smem[];\n", 32 * warps, (int)m);
+      "  extern __shared__ double se_gen_smem[];\n", 32 * warps, min_blocks, (int)m);
   if (warps == 1) {
     put(&t, "  const long long tm = (long long)blockIdx.x * 32 + threadIdx.x;\n"
             "  if (tm >= threads) return;\n%s", where);

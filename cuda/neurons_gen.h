@@ -74,13 +74,16 @@ typedef struct se_gen_step {
  * measured best on the six classes but medium-low; 0 or 1: a thread per cell;
  * se_neurons_gen_warps), warp_cut: the warps' partition, 0 the threshold n / K with warp 0
  * starting with the trunk (measured), 1 the threshold that makes the trunk plus the most piece
- * rows of a warp fewest (SE_GEN_WARP_CUT, default 0; not yet measured), a compiler
+ * rows of a warp fewest (SE_GEN_WARP_CUT, default 0; not yet measured), warp_min_blocks: with
+ * warps, the blocks per multiprocessor ptxas budgets registers for (__launch_bounds__'s second
+ * value; SE_GEN_WARP_MIN_BLOCKS, default 0: none; not yet measured), a compiler
  * barrier every window rows keeps the loads from being hoisted into spills (SE_GEN_WINDOW,
  * default 8, 0 none), contract: FMA contraction (SE_GEN_FMAD, default 0 as the engine's kernels,
  * docs/model.md); and a launch choice, streams: several morphologies' kernels on a stream each,
  * concurrently (SE_GEN_STREAMS, default 1). */
 typedef struct se_gen_options {
-  int register_rows, window, contract, hh_chunk, hh_split, warps, warp_cut, streams;
+  int register_rows, window, contract, hh_chunk, hh_split, warps, warp_cut, warp_min_blocks,
+      streams;
 } se_gen_options;
 
 /* The options from the environment (defaults above). */

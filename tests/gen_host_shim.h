@@ -9,7 +9,7 @@
 #define __global__
 #define __constant__
 #define __shared__
-#define __launch_bounds__(n)
+#define __launch_bounds__(...)
 
 struct se_gen_dim3 {
   unsigned x, y, z;

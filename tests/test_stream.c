@@ -783,7 +783,8 @@ static void check_gen_source(se_test_state *st, const se_neuron_model *mixed,
       se_gen_options go = se_gen_options_from_env();
       go.register_rows = reg_rows[q];
       go.hh_split = q > 0; /* with all rows in registers, the hh rows split off where allowed */
-      go.warps = q == 2 ? 8 : 1; /* then a warp per subtree, 8 per block, where allowed */
+      go.warps = q == 2 ? 8 : 1; /* then a warp per subtree, 8 per block, where allowed, with */
+      go.warp_min_blocks = q == 2 ? 2 : 0; /* registers for 2 blocks per multiprocessor */
       char *src = NULL, *cubin = NULL;
       size_t size = 0;
       const size_t smem = se_neurons_gen_smem(e, e->groups[0].morphology, &go);
@@ -880,7 +881,9 @@ int main(void) {
     run_gen_host(&st, &soma1, 32, "medium-high alone, 16 warps", &warp_kernels);
     /* the other partition (SE_GEN_WARP_CUT=1: the threshold of the shortest critical path) */
     setenv("SE_GEN_WARP_CUT", "1", 1);
+    setenv("SE_GEN_WARP_MIN_BLOCKS", "2", 1); /* __launch_bounds__'s second value */
     run_gen_host(&st, &soma1, 32, "medium-high alone, 16 warps, cut 1", &warp_kernels);
+    unsetenv("SE_GEN_WARP_MIN_BLOCKS");
     setenv("SE_GEN_WARPS", "3", 1);
     run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, 3 warps each, cut 1", &warp_kernels);
     unsetenv("SE_GEN_WARP_CUT");
@@ -960,8 +963,11 @@ int main(void) {
     setenv("SE_GEN_WARPS", "16", 1);
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
     unsetenv("SE_GEN_WARPS");
-    setenv("SE_GEN_WARP_CUT", "1", 1); /* the other partition, default warps */
+    setenv("SE_GEN_WARP_CUT", "1", 1); /* the other partition, default warps, then registers */
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
+    setenv("SE_GEN_WARP_MIN_BLOCKS", "2", 1); /* for 2 blocks per multiprocessor */
+    run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
+    unsetenv("SE_GEN_WARP_MIN_BLOCKS");
     unsetenv("SE_GEN_WARP_CUT");
     setenv("SE_GEN_STREAMS", "0", 1); /* the 8 morphologies' kernels on the step's stream */
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
