@@ -31,6 +31,7 @@ se_gen_options se_gen_options_from_env(void) {
   o.warps = (int)se_env_long("SE_GEN_WARPS", -1);
   o.warp_cut = se_env_long("SE_GEN_WARP_CUT", 0) == 1;
   o.warp_min_blocks = (int)se_env_long("SE_GEN_WARP_MIN_BLOCKS", 0);
+  o.warp_hh = se_env_long("SE_GEN_WARP_HH", 0) != 0;
   o.streams = se_env_long("SE_GEN_STREAMS", 1) != 0;
   o.contract = se_env_long("SE_GEN_FMAD", 0) != 0;
   if (o.register_rows < -1)
@@ -187,10 +188,12 @@ static int split_rule(const se_gen_options *opt, int n_hh, int n_clamp) {
 
 /* The warps per block of an n-row morphology's kernel from its counts (se_neurons_gen_warps): 1,
  * or opt's count (by default 1 up to 128 rows, else 4: docs/bench/s13_warps_h200.txt) where its
- * clamp currents stay in registers and its hh rows (if any) are split off. */
+ * clamp currents stay in registers and its hh rows (if any) are split off or, with warp_hh,
+ * computed by the kernel's warps. */
 static int warps_rule(const se_gen_options *opt, int n, int n_hh, int n_clamp) {
   const int k = opt->warps >= 0 ? opt->warps : n <= 128 ? 1 : 4;
-  return k >= 2 && n_clamp <= SE_GEN_MAX_CLAMP_ROWS && (n_hh == 0 || split_rule(opt, n_hh, n_clamp))
+  return k >= 2 && n_clamp <= SE_GEN_MAX_CLAMP_ROWS &&
+                 (n_hh == 0 || opt->warp_hh || split_rule(opt, n_hh, n_clamp))
              ? k
              : 1;
 }
@@ -288,19 +291,27 @@ done:
 typedef struct gen_plan {
   int n, n_hh, n_clamp;
   int split;  /* the hh rows in a kernel of their own */
+  int hh_in_block; /* with warps and warp_hh: the hh rows computed by the kernel's warps first */
   int warps;  /* warps per block: 1 (a thread per cell), else a warp per subtree */
   int slots;  /* with warps: the piece roots outside warp 0 (3 shared doubles each per cell) */
   int trunk, most; /* with warps: the trunk's rows, the most piece rows of a warp */
 } gen_plan;
 
+/* The counts of morphology m and the choices made from them (no partition). */
+static void plan_rules(const struct se_neurons *e, int32_t m, const se_gen_options *opt,
+                       gen_plan *p) {
+  p->n = morphology_rows(e, m);
+  morphology_counts(e, m, &p->n_hh, &p->n_clamp);
+  p->warps = warps_rule(opt, p->n, p->n_hh, p->n_clamp);
+  p->hh_in_block = p->warps > 1 && opt->warp_hh && p->n_hh > 0;
+  p->split = split_rule(opt, p->n_hh, p->n_clamp) && !p->hh_in_block;
+  p->slots = p->trunk = p->most = 0;
+}
+
 /* The plan of morphology m; SE_ERR_NOMEM (err may be NULL) when out of memory. */
 static int morphology_plan(const struct se_neurons *e, int32_t m, const se_gen_options *opt,
                            gen_plan *p, se_error *err) {
-  p->n = morphology_rows(e, m);
-  morphology_counts(e, m, &p->n_hh, &p->n_clamp);
-  p->split = split_rule(opt, p->n_hh, p->n_clamp);
-  p->warps = warps_rule(opt, p->n, p->n_hh, p->n_clamp);
-  p->slots = p->trunk = p->most = 0;
+  plan_rules(e, m, opt, p);
   if (p->warps == 1)
     return SE_OK;
   int *warp = calloc((size_t)p->n, sizeof *warp), *slot = calloc((size_t)p->n, sizeof *slot);
@@ -315,11 +326,12 @@ static int morphology_plan(const struct se_neurons *e, int32_t m, const se_gen_o
   return SE_OK;
 }
 
-/* se_neurons_gen_smem from a plan: with warps the piece roots' y, f and parent's x; else the y
- * of the rows not in registers, and unless split, b and dg of each hh row (of a chunk). */
+/* se_neurons_gen_smem from a plan: with warps the piece roots' y, f and parent's x (and b and dg
+ * of each hh row computed in the block); else the y of the rows not in registers, and unless
+ * split, b and dg of each hh row (of a chunk). */
 static size_t plan_smem(const gen_plan *p, const se_gen_options *opt) {
   if (p->warps > 1)
-    return (size_t)3 * p->slots * 32 * sizeof(double);
+    return (size_t)(3 * p->slots + (p->hh_in_block ? 2 * p->n_hh : 0)) * 32 * sizeof(double);
   const int held = p->split                                        ? 0
                    : opt->hh_chunk > 0 && opt->hh_chunk < p->n_hh ? opt->hh_chunk
                                                                   : p->n_hh;
@@ -327,15 +339,15 @@ static size_t plan_smem(const gen_plan *p, const se_gen_options *opt) {
 }
 
 int se_neurons_gen_split(const struct se_neurons *e, int32_t m, const se_gen_options *opt) {
-  int n_hh = 0, n_clamp = 0;
-  morphology_counts(e, m, &n_hh, &n_clamp);
-  return split_rule(opt, n_hh, n_clamp);
+  gen_plan p;
+  plan_rules(e, m, opt, &p);
+  return p.split;
 }
 
 int se_neurons_gen_warps(const struct se_neurons *e, int32_t m, const se_gen_options *opt) {
-  int n_hh = 0, n_clamp = 0;
-  morphology_counts(e, m, &n_hh, &n_clamp);
-  return warps_rule(opt, morphology_rows(e, m), n_hh, n_clamp);
+  gen_plan p;
+  plan_rules(e, m, opt, &p);
+  return p.warps;
 }
 
 size_t se_neurons_gen_smem(const struct se_neurons *e, int32_t m, const se_gen_options *opt) {
@@ -597,7 +609,8 @@ static void put_spike_check(text *t, const struct se_neurons *e, const y_home *h
  * 2; each warp substitutes forward through its pieces. */
 static void put_warps(text *t, const struct se_neurons *e, const se_stream_row *row, int n,
                       int warps, const int *order, const int *first, const int *kid,
-                      const y_home *home, const int *clamp_index, int in_order, int window) {
+                      const y_home *home, const int *clamp_index, const int *hh_index,
+                      int hh_in_block, int in_order, int window) {
   const int64_t W = e->width;
   for (int w = 0; w < warps; w++) {
     put(t, "  %sif (w == %d) {\n", w ? "} else " : "", w);
@@ -615,7 +628,10 @@ static void put_warps(text *t, const struct se_neurons *e, const se_stream_row *
           put(t, "  asm volatile(\"\" ::: \"memory\");\n");
         rows++;
         char hb[48] = "", hd[48] = "", ic[48] = "";
-        if (row[i].meta & SE_STREAM_HH) { /* split off: b and dg in the rhs and diag slots */
+        if (hh_index[i] >= 0 && hh_in_block) { /* from the block's hh phase */
+          snprintf(hb, sizeof hb, "sh[%d]", 2 * hh_index[i] * 32);
+          snprintf(hd, sizeof hd, "sh[%d]", (2 * hh_index[i] + 1) * 32);
+        } else if (hh_index[i] >= 0) { /* split off: b and dg in the rhs and diag slots */
           snprintf(hb, sizeof hb, "R[%lld]", (long long)i * W);
           snprintf(hd, sizeof hd, "D[%lld]", (long long)i * W);
         }
@@ -839,8 +855,24 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
       put(&t, " R[(long long)r * %lld] += a;\n  }\n", (long long)W);
     }
   }
+  if (warps > 1 && plan.hh_in_block) {
+    /* the hh rows first, row j by warp j % warps for the block's 32 cells (the deferred gate
+     * update with them), b and dg to shared memory after the pieces' slots; barrier 3 */
+    put(&t,
+        "  double *const sh = se_gen_smem + %d + (threadIdx.x & 31);\n"
+        "  for (int j = w; j < %d; j += %d) { // hh rows: currents, deferred gate update\n"
+        "    const se_gen_hh_row r = se_gen_hh_%d[j];\n"
+        "    double m = gm[s0 + r.off], h = gh[s0 + r.off], n = gn[s0 + r.off], b = 0.0, dg = 0.0;\n"
+        "    se_hh_row_terms(V[r.off], &m, &h, &n, update, %.17g, %.17g, r.gna, r.gk, r.ena, r.ek,"
+        " &b, &dg);\n"
+        "    if (update && live) { gm[s0 + r.off] = m; gh[s0 + r.off] = h; gn[s0 + r.off] = n; }\n"
+        "    sh[2 * j * 32] = b;\n    sh[(2 * j + 1) * 32] = dg;\n  }\n"
+        "  SE_GEN_BAR(3, %d);\n",
+        3 * plan.slots * 32, n_hh, warps, (int)m, dt, e->q10, 32 * warps);
+  }
   if (warps > 1) {
-    put_warps(&t, e, row, n, warps, order, first, kid, home, clamp_index, in_order, opt->window);
+    put_warps(&t, e, row, n, warps, order, first, kid, home, clamp_index, hh_index,
+              plan.hh_in_block, in_order, opt->window);
     put(&t, "}\n");
     goto done;
   }

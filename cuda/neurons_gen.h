@@ -76,14 +76,16 @@ typedef struct se_gen_step {
  * starting with the trunk (measured), 1 the threshold that makes the trunk plus the most piece
  * rows of a warp fewest (SE_GEN_WARP_CUT, default 0; not yet measured), warp_min_blocks: with
  * warps, the blocks per multiprocessor ptxas budgets registers for (__launch_bounds__'s second
- * value; SE_GEN_WARP_MIN_BLOCKS, default 0: none; not yet measured), a compiler
+ * value; SE_GEN_WARP_MIN_BLOCKS, default 0: none; not yet measured), warp_hh: with warps, the
+ * hh rows computed by the kernel's warps (row j by warp j % K) before the elimination, b and dg
+ * in shared memory, instead of split off (SE_GEN_WARP_HH, default 0; not yet measured), a compiler
  * barrier every window rows keeps the loads from being hoisted into spills (SE_GEN_WINDOW,
  * default 8, 0 none), contract: FMA contraction (SE_GEN_FMAD, default 0 as the engine's kernels,
  * docs/model.md); and a launch choice, streams: several morphologies' kernels on a stream each,
  * concurrently (SE_GEN_STREAMS, default 1). */
 typedef struct se_gen_options {
   int register_rows, window, contract, hh_chunk, hh_split, warps, warp_cut, warp_min_blocks,
-      streams;
+      warp_hh, streams;
 } se_gen_options;
 
 /* The options from the environment (defaults above). */
@@ -111,7 +113,8 @@ int se_neurons_gen_split(const struct se_neurons *e, int32_t m, const se_gen_opt
 
 /* The warps per block of 32 cells of morphology m's kernel under opt: 1 (a thread per cell), or
  * opt's warps (by default 4 above 128 rows) where its clamp currents stay in
- * registers and its hh rows (if any) are split off (se_neurons_gen_split). Not collective. */
+ * registers and its hh rows (if any) are split off (se_neurons_gen_split) or, with warp_hh,
+ * computed by the kernel's warps. Not collective. */
 int se_neurons_gen_warps(const struct se_neurons *e, int32_t m, const se_gen_options *opt);
 
 /* 1 when the auto choice may take gen for e: applicable, at most SE_GEN_AUTO_MAX_MORPHOLOGIES

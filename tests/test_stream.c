@@ -784,7 +784,8 @@ static void check_gen_source(se_test_state *st, const se_neuron_model *mixed,
       go.register_rows = reg_rows[q];
       go.hh_split = q > 0; /* with all rows in registers, the hh rows split off where allowed */
       go.warps = q == 2 ? 8 : 1; /* then a warp per subtree, 8 per block, where allowed, with */
-      go.warp_min_blocks = q == 2 ? 2 : 0; /* registers for 2 blocks per multiprocessor */
+      go.warp_min_blocks = q == 2 ? 2 : 0; /* registers for 2 blocks per multiprocessor, and */
+      go.warp_hh = q == 2;                 /* the hh rows computed by the warps */
       char *src = NULL, *cubin = NULL;
       size_t size = 0;
       const size_t smem = se_neurons_gen_smem(e, e->groups[0].morphology, &go);
@@ -887,7 +888,17 @@ int main(void) {
     setenv("SE_GEN_WARPS", "3", 1);
     run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, 3 warps each, cut 1", &warp_kernels);
     unsetenv("SE_GEN_WARP_CUT");
+    /* the hh rows computed by the warps of the step kernel (SE_GEN_WARP_HH): no currents kernel */
+    setenv("SE_GEN_WARP_HH", "1", 1);
+    const int hh_split = run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, 3 warps each, "
+                                      "hh rows in the warps", &warp_kernels);
+    SE_EXPECT(&st, hh_split == 0 && warp_kernels == N_MORPH,
+              "hh rows in the warps: %d currents kernels, %d warp kernels", hh_split,
+              warp_kernels);
     unsetenv("SE_GEN_WARPS");
+    run_gen_host(&st, &soma1, 32, "medium-high alone, 4 warps, hh rows in the warps",
+                 &warp_kernels);
+    unsetenv("SE_GEN_WARP_HH");
     se_neuron_model_free(&soma);
   } else {
     printf("gen host runs skipped: SE_TEST_GEN_HOST=0\n");
@@ -969,6 +980,10 @@ int main(void) {
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
     unsetenv("SE_GEN_WARP_MIN_BLOCKS");
     unsetenv("SE_GEN_WARP_CUT");
+    setenv("SE_GEN_WARP_HH", "1", 1); /* the hh rows computed by the warps */
+    run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 8, NULL, NULL, NULL, NULL);
+    run_gen(&st, &soma1, 32);
+    unsetenv("SE_GEN_WARP_HH");
     setenv("SE_GEN_STREAMS", "0", 1); /* the 8 morphologies' kernels on the step's stream */
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
     unsetenv("SE_GEN_STREAMS");
