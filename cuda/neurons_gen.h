@@ -91,8 +91,10 @@ typedef struct se_gen_options {
 /* The options from the environment (defaults above). */
 se_gen_options se_gen_options_from_env(void);
 
-/* Shared memory per block of 32 threads that the kernel of e's morphology m needs under opt (the
- * y of the rows not in registers, b and dg of each hh row). Not collective. */
+/* Shared memory per block that the kernel of e's morphology m needs under opt: a thread per cell,
+ * the y of the rows not in registers and (unless split) b and dg of each hh row; with warps, 3
+ * values per piece root outside warp 0 (and with warp_hh b and dg of each hh row), per cell.
+ * SIZE_MAX when out of memory. Not collective. */
 size_t se_neurons_gen_smem(const struct se_neurons *e, int32_t m, const se_gen_options *opt);
 
 /* The auto choice takes gen only where each morphology's kernel needs at most this much shared
