@@ -295,6 +295,7 @@ typedef struct gen_plan {
   int warps;  /* warps per block: 1 (a thread per cell), else a warp per subtree */
   int slots;  /* with warps: the piece roots outside warp 0 (3 shared doubles each per cell) */
   int trunk, most; /* with warps: the trunk's rows, the most piece rows of a warp */
+  int *warp, *piece; /* with warps: warp_partition's warp and slot of each row (else NULL) */
 } gen_plan;
 
 /* The counts of morphology m and the choices made from them (no partition). */
@@ -306,24 +307,51 @@ static void plan_rules(const struct se_neurons *e, int32_t m, const se_gen_optio
   p->hh_in_block = p->warps > 1 && opt->warp_hh && p->n_hh > 0;
   p->split = split_rule(opt, p->n_hh, p->n_clamp) && !p->hh_in_block;
   p->slots = p->trunk = p->most = 0;
+  p->warp = p->piece = NULL;
 }
 
-/* The plan of morphology m; SE_ERR_NOMEM (err may be NULL) when out of memory. */
+static void plan_free(gen_plan *p) {
+  free(p->warp);
+  free(p->piece);
+  p->warp = p->piece = NULL;
+}
+
+/* The plan of morphology m, with warps its partition (plan_free frees it); SE_ERR_NOMEM (err may
+ * be NULL) when out of memory. */
 static int morphology_plan(const struct se_neurons *e, int32_t m, const se_gen_options *opt,
                            gen_plan *p, se_error *err) {
   plan_rules(e, m, opt, p);
   if (p->warps == 1)
     return SE_OK;
-  int *warp = calloc((size_t)p->n, sizeof *warp), *slot = calloc((size_t)p->n, sizeof *slot);
-  p->slots = warp && slot ? warp_partition(e->topology[m].parent, p->n, p->warps, opt->warp_cut,
-                                           warp, slot, &p->trunk, &p->most)
-                          : -1;
-  free(warp);
-  free(slot);
-  if (p->slots < 0)
-    return se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
-                        "out of memory partitioning a morphology of %d rows", p->n);
-  return SE_OK;
+  p->warp = calloc((size_t)p->n, sizeof *p->warp);
+  p->piece = calloc((size_t)p->n, sizeof *p->piece);
+  p->slots = p->warp && p->piece ? warp_partition(e->topology[m].parent, p->n, p->warps,
+                                                  opt->warp_cut, p->warp, p->piece, &p->trunk,
+                                                  &p->most)
+                                 : -1;
+  if (p->slots >= 0)
+    return SE_OK;
+  plan_free(p);
+  return se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
+                      "out of memory partitioning a morphology of %d rows", p->n);
+}
+
+/* The plans of morphologies list[0 .. count) (*plans malloc'ed; plans_free frees them). */
+static int morphology_plans(const struct se_neurons *e, const int32_t *list, int count,
+                            const se_gen_options *opt, gen_plan **plans, se_error *err) {
+  *plans = calloc((size_t)count + 1, sizeof **plans);
+  if (!*plans)
+    SE_FAIL(err, SE_ERR_NOMEM, "out of memory for the plans of %d morphologies", count);
+  int rc = SE_OK;
+  for (int k = 0; k < count && rc == SE_OK; k++)
+    rc = morphology_plan(e, list[k], opt, &(*plans)[k], err);
+  return rc;
+}
+
+static void plans_free(gen_plan *plans, int count) {
+  for (int k = 0; plans && k < count; k++)
+    plan_free(&plans[k]);
+  free(plans);
 }
 
 /* se_neurons_gen_smem from a plan: with warps the piece roots' y, f and parent's x (and b and dg
@@ -354,7 +382,9 @@ size_t se_neurons_gen_smem(const struct se_neurons *e, int32_t m, const se_gen_o
   gen_plan p;
   if (morphology_plan(e, m, opt, &p, NULL) != SE_OK)
     return SIZE_MAX;
-  return plan_smem(&p, opt);
+  const size_t smem = plan_smem(&p, opt);
+  plan_free(&p);
+  return smem;
 }
 
 /* ---- the source ---------------------------------------------------------------------------- */
@@ -493,19 +523,17 @@ static void put_kid(text *t, const y_home *home, int c, int parent, int f) {
 /* The lanes of the list schedule (docs/gpu.md "Session 9": 4 measured best). */
 #define GEN_SCHEDULE_LANES 4
 
-/* Writes the loop over the hh rows [j0, j1) of morphology m's table: their currents into b and
- * dg (row j's in shared-memory slots hh_slot + 2 (j - j0) and the next), the deferred gate
- * update. */
-static void put_hh_rows(text *t, int m, int j0, int j1, double dt, double q10, int hh_slot) {
+/* Writes the loop over hh rows j = from, from + step, ... < end of morphology m's table (from:
+ * an expression): each row through se_gen_hh (its gates stored where `store` holds), its b and
+ * dg into shared-memory slots base + 2 j and the next of buf. */
+static void put_hh_loop(text *t, int m, const char *from, int end, int step, const char *store,
+                        const char *buf, int base) {
   put(t,
-      "  for (int j = %d; j < %d; j++) { // hh rows: currents, deferred gate update\n"
-      "    const se_gen_hh_row r = se_gen_hh_%d[j];\n"
-      "    double m = gm[s0 + r.off], h = gh[s0 + r.off], n = gn[s0 + r.off], b = 0.0, dg = 0.0;\n"
-      "    se_hh_row_terms(V[r.off], &m, &h, &n, update, %.17g, %.17g, r.gna, r.gk, r.ena, r.ek,"
-      " &b, &dg);\n"
-      "    if (update) { gm[s0 + r.off] = m; gh[s0 + r.off] = h; gn[s0 + r.off] = n; }\n"
-      "    sy[(%d + 2 * (j - %d)) * 32] = b;\n    sy[(%d + 2 * (j - %d) + 1) * 32] = dg;\n  }\n",
-      j0, j1, m, dt, q10, hh_slot, j0, hh_slot, j0);
+      "  for (int j = %s; j < %d; j += %d) { // hh rows: currents, deferred gate update\n"
+      "    double b, dg;\n"
+      "    se_gen_hh(se_gen_hh_%d[j], V, gm, gh, gn, s0, update, %s, &b, &dg);\n"
+      "    %s[(%d + 2 * j) * 32] = b;\n    %s[(%d + 2 * j + 1) * 32] = dg;\n  }\n",
+      from, end, step, m, store, buf, base, buf, base);
 }
 
 /* Writes row i's assembly and elimination (fused2's se_stream_eliminate): its b from v, the
@@ -675,10 +703,9 @@ static void put_warps(text *t, const struct se_neurons *e, const se_stream_row *
  * kernel): in cell order (in_order) the thread of cell c finds its slots from c, else from its
  * morphology's group table. */
 static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tables *tab,
-                      int32_t m, int in_order, const se_gen_options *opt, se_error *err) {
-  gen_plan plan;
-  SE_TRY(morphology_plan(e, m, opt, &plan, err));
-  const int n = plan.n;
+                      int32_t m, const gen_plan *plan, int in_order, const se_gen_options *opt,
+                      se_error *err) {
+  const int n = plan->n;
   const int64_t W = e->width, mb = e->topology[m].base;
   const se_stream_row *row = tab->rows + mb;
   int *order = calloc((size_t)n, sizeof *order), *hh_index = calloc((size_t)n, sizeof *hh_index);
@@ -686,12 +713,10 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
   int32_t *parent = calloc((size_t)n, sizeof *parent);
   /* the children of row i: kid[first[i] .. first[i + 1]) */
   int *first = calloc((size_t)n + 1, sizeof *first), *kid = calloc((size_t)n, sizeof *kid);
-  int *warp = calloc((size_t)n, sizeof *warp), *piece = calloc((size_t)n, sizeof *piece);
   y_home *home = calloc((size_t)n, sizeof *home);
   int rc = SE_OK;
   text t = *out;
-  if (!order || !hh_index || !clamp_index || !parent || !first || !kid || !warp || !piece ||
-      !home) {
+  if (!order || !hh_index || !clamp_index || !parent || !first || !kid || !home) {
     rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
                       "out of memory for the generated kernel of %d rows", n);
     goto done;
@@ -707,7 +732,7 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
     kid[first[parent[i] + 1]++] = i;
   SE_TRY_GOTO(rc, done, list_order(parent, n, GEN_SCHEDULE_LANES, order, err));
   /* the hh rows numbered in elimination order: a chunk of them is consecutive in the table */
-  int n_hh = 0, n_clamp = 0, slots = 0, trunk = 0, most = 0;
+  int n_hh = 0, n_clamp = 0, slots = 0;
   for (int k = 0; k < n; k++) {
     hh_index[order[k]] = (row[order[k]].meta & SE_STREAM_HH) ? n_hh++ : -1;
     clamp_index[order[k]] = -1;
@@ -717,25 +742,14 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
     if (e->groups[e->cell_group[e->stim_cell[k]]].morphology == m &&
         clamp_index[e->stim_comp[k]] < 0)
       clamp_index[e->stim_comp[k]] = n_clamp++;
-  const int split = plan.split, warps = plan.warps, in_registers = register_rows(n, opt);
-  /* the partition the plan sized the shared memory for (the same tree) */
-  const int parted =
-      warps > 1 ? warp_partition(parent, n, warps, opt->warp_cut, warp, piece, &trunk, &most) : 0;
-  if (parted < 0 || (warps > 1 && parted != plan.slots)) {
-    rc = se_error_set(err, parted < 0 ? SE_ERR_NOMEM : SE_ERR_ARG, __FILE__, __LINE__, __func__,
-                      parted < 0 ? "out of memory partitioning a morphology of %d rows"
-                                 : "morphology of %d rows: the partition's shared slots differ "
-                                   "from the plan's",
-                      n);
-    goto done;
-  }
+  const int split = plan->split, warps = plan->warps, in_registers = register_rows(n, opt);
   for (int k = 0; k < n; k++) {
     const int i = order[k];
     home[i].reg = warps > 1 || k >= n - in_registers;
     home[i].slot = home[i].reg ? -1 : slots++;
-    home[i].warp = warps > 1 && warp[i] > 0 ? warp[i] : 0;
-    home[i].trunk = warps > 1 && warp[i] < 0;
-    home[i].piece = warps > 1 ? piece[i] : -1;
+    home[i].warp = warps > 1 && plan->warp[i] > 0 ? plan->warp[i] : 0;
+    home[i].trunk = warps > 1 && plan->warp[i] < 0;
+    home[i].piece = warps > 1 ? plan->piece[i] : -1;
   }
   /* shared memory per thread: the y slots, then b and dg of the hh rows of one chunk
    * (se_neurons_gen_smem) */
@@ -747,8 +761,8 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
     snprintf(min_blocks, sizeof min_blocks, ", %d", opt->warp_min_blocks);
   put(&t, "// morphology %d: %d rows (%d hh)", (int)m, n, n_hh);
   if (warps > 1)
-    put(&t, ", %d warps per 32 cells (%d pieces to share, a trunk of %d rows, at most %d piece rows "
-        "per warp)", warps, plan.slots, trunk, most);
+    put(&t, ", %d warps per 32 cells (%d pieces to share, a trunk of %d rows, at most %d piece "
+        "rows per warp)", warps, plan->slots, plan->trunk, plan->most);
   put(&t, "\n");
   if (n_hh > 0) {
     put(&t, "__constant__ se_gen_hh_row se_gen_hh_%d[%d] = {\n", (int)m, n_hh);
@@ -782,13 +796,10 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
         "  const long long tm = (long long)blockIdx.x * 256 + threadIdx.x;\n"
         "  if (tm >= threads) return;\n%s"
         "  const se_gen_hh_row r = se_gen_hh_%d[blockIdx.y];\n"
-        "  const long long s = s0 + r.off;\n"
-        "  double m = gm[s], h = gh[s], n = gn[s], b = 0.0, dg = 0.0;\n"
-        "  se_hh_row_terms(v[s], &m, &h, &n, update, %.17g, %.17g, r.gna, r.gk, r.ena, r.ek, &b,"
-        " &dg);\n"
-        "  if (update) { gm[s] = m; gh[s] = h; gn[s] = n; }\n"
-        "  rhs[s] = b;\n  diag[s] = dg;\n}\n",
-        (int)m, where, (int)m, e->dt, e->q10);
+        "  double b, dg;\n"
+        "  se_gen_hh(r, v + s0, gm, gh, gn, s0, update, true, &b, &dg);\n"
+        "  rhs[s0 + r.off] = b;\n  diag[s0 + r.off] = dg;\n}\n",
+        (int)m, where, (int)m);
   put(&t,
       "extern \"C\" __global__ void __launch_bounds__(%d%s) se_gen_step_%d(\n"
       "    double *__restrict__ v, double *__restrict__ gm, double *__restrict__ gh,\n"
@@ -821,7 +832,7 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
               "  const long long th = g.thread0 + lane, s0 = g.base + lane;\n",
           (long long)W, (long long)W, (long long)W);
     put(&t, "  double *const sr = se_gen_smem + (threadIdx.x & 31), *const sf = sr + %d,"
-            " *const sx = sf + %d;\n", plan.slots * 32, plan.slots * 32);
+            " *const sx = sf + %d;\n", plan->slots * 32, plan->slots * 32);
   }
   put(&t, "  double *const V = v + s0, *const R = rhs + s0, *const D = diag + s0;\n");
   if (warps == 1)
@@ -855,24 +866,16 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
       put(&t, " R[(long long)r * %lld] += a;\n  }\n", (long long)W);
     }
   }
-  if (warps > 1 && plan.hh_in_block) {
+  if (warps > 1 && plan->hh_in_block) {
     /* the hh rows first, row j by warp j % warps for the block's 32 cells (the deferred gate
      * update with them), b and dg to shared memory after the pieces' slots; barrier 3 */
-    put(&t,
-        "  double *const sh = se_gen_smem + %d + (threadIdx.x & 31);\n"
-        "  for (int j = w; j < %d; j += %d) { // hh rows: currents, deferred gate update\n"
-        "    const se_gen_hh_row r = se_gen_hh_%d[j];\n"
-        "    double m = gm[s0 + r.off], h = gh[s0 + r.off], n = gn[s0 + r.off], b = 0.0, dg = 0.0;\n"
-        "    se_hh_row_terms(V[r.off], &m, &h, &n, update, %.17g, %.17g, r.gna, r.gk, r.ena, r.ek,"
-        " &b, &dg);\n"
-        "    if (update && live) { gm[s0 + r.off] = m; gh[s0 + r.off] = h; gn[s0 + r.off] = n; }\n"
-        "    sh[2 * j * 32] = b;\n    sh[(2 * j + 1) * 32] = dg;\n  }\n"
-        "  SE_GEN_BAR(3, %d);\n",
-        3 * plan.slots * 32, n_hh, warps, (int)m, dt, e->q10, 32 * warps);
+    put(&t, "  double *const sh = sr + %d;\n", 3 * plan->slots * 32);
+    put_hh_loop(&t, (int)m, "w", n_hh, warps, "live", "sh", 0);
+    put(&t, "  SE_GEN_BAR(3, %d);\n", 32 * warps);
   }
   if (warps > 1) {
     put_warps(&t, e, row, n, warps, order, first, kid, home, clamp_index, hh_index,
-              plan.hh_in_block, in_order, opt->window);
+              plan->hh_in_block, in_order, opt->window);
     put(&t, "}\n");
     goto done;
   }
@@ -886,7 +889,9 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
     if (!split && (chunk == n_hh ? n_hh > 0 && k == 0
                                  : hh_index[i] >= 0 && hh_index[i] % chunk == 0)) {
       const int j0 = chunk == n_hh ? 0 : hh_index[i], j1 = j0 + chunk < n_hh ? j0 + chunk : n_hh;
-      put_hh_rows(&t, (int)m, j0, j1, dt, e->q10, hh_slot);
+      char from[16];
+      snprintf(from, sizeof from, "%d", j0);
+      put_hh_loop(&t, (int)m, from, j1, 1, "true", "sy", hh_slot - 2 * j0);
     }
     /* row i's hh current b and conductance dg (hh rows only), its clamps' current */
     char hb[48] = "", hd[48] = "", ic[48] = "";
@@ -916,17 +921,16 @@ done:
   free(hh_index);
   free(clamp_index);
   free(parent);
-  free(warp);
-  free(piece);
   free(home);
   *out = t;
   return rc;
 }
 
-/* The source of the kernels of morphologies list[0 .. count) of e, from e's fused2 tables. */
+/* The source of the kernels of morphologies list[0 .. count) of e, from e's fused2 tables and
+ * the morphologies' plans. */
 static int write_source(const struct se_neurons *e, const se_stream_tables *tab,
-                        const int32_t *list, int count, int in_order, const se_gen_options *opt,
-                        char **source, se_error *err) {
+                        const int32_t *list, const gen_plan *plans, int count, int in_order,
+                        const se_gen_options *opt, char **source, se_error *err) {
   int rc = SE_OK;
   text t = {0};
   /* the cell count is an argument: the source, and so the cubin cache's entry, depends on the
@@ -934,13 +938,25 @@ static int write_source(const struct se_neurons *e, const se_stream_tables *tab,
   put(&t, "// Generated by simengine (cuda/neurons_gen.c): the step of %d morpholog%s, width "
           "%lld%s.\n#include \"hh.h\"\n#include \"neurons_math.h\"\n"
           "struct se_gen_hh_row { long long off; double gna, gk, ena, ek; };\n"
+          "// one hh row r of the cell at slots s0 (V = v + s0): its current b and conductance\n"
+          "// dg, and the deferred gate update (the gates stored when store)\n"
+          "SE_HD static inline void se_gen_hh(const se_gen_hh_row r, const double *V, double *gm,\n"
+          "    double *gh, double *gn, long long s0, int update, bool store, double *b,\n"
+          "    double *dg) {\n"
+          "  double m = gm[s0 + r.off], h = gh[s0 + r.off], n = gn[s0 + r.off];\n"
+          "  *b = 0.0;\n  *dg = 0.0;\n"
+          "  se_hh_row_terms(V[r.off], &m, &h, &n, update, %.17g, %.17g, r.gna, r.gk, r.ena,"
+          " r.ek, b, dg);\n"
+          "  if (update && store) { gm[s0 + r.off] = m; gh[s0 + r.off] = h; gn[s0 + r.off] = n; }\n"
+          "}\n"
           "#ifndef SE_GEN_BAR // a barrier of the block's threads (from branches of their own)\n"
           "#define SE_GEN_BAR(id, threads) "
           "asm volatile(\"bar.sync \" #id \", \" #threads \";\" ::: \"memory\")\n#endif\n"
           "struct se_gen_group { long long base, thread0; int lanes, pad; };\n",
-      count, count == 1 ? "y" : "ies", (long long)e->width, in_order ? ", cells in order" : "");
+      count, count == 1 ? "y" : "ies", (long long)e->width, in_order ? ", cells in order" : "",
+      e->dt, e->q10);
   for (int k = 0; rc == SE_OK && k < count; k++)
-    rc = put_kernel(&t, e, tab, list[k], in_order, opt, err);
+    rc = put_kernel(&t, e, tab, list[k], &plans[k], in_order, opt, err);
   if (rc == SE_OK && t.failed)
     rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
                       "out of memory writing the generated kernels of %d morphologies", count);
@@ -952,29 +968,34 @@ static int write_source(const struct se_neurons *e, const se_stream_tables *tab,
 }
 
 /* What the source is written from: the morphologies with cells (*list, malloc'ed, *count of
- * them) and fused2's tables (*tab). On failure nothing is left to free. */
-static int source_inputs(const struct se_neurons *e, int32_t **list, int *count,
-                         se_stream_tables *tab, se_error *err) {
+ * them), their plans under opt (*plans) and fused2's tables (*tab). Freed by source_inputs_free,
+ * also on failure. */
+static int source_inputs(const struct se_neurons *e, const se_gen_options *opt, int32_t **list,
+                         int *count, gen_plan **plans, se_stream_tables *tab, se_error *err) {
+  *plans = NULL;
   *list = morphology_list_or_fail(e, count, err);
   if (!*list)
     return SE_ERR_NOMEM;
-  const int rc = se_stream_build(e, tab, err);
-  if (rc != SE_OK) {
-    free(*list);
-    *list = NULL;
-  }
-  return rc;
+  SE_TRY(morphology_plans(e, *list, *count, opt, plans, err));
+  return se_stream_build(e, tab, err);
+}
+
+static void source_inputs_free(int32_t *list, int count, gen_plan *plans, se_stream_tables *tab) {
+  se_stream_free(tab);
+  plans_free(plans, count);
+  free(list);
 }
 
 int se_neurons_gen_source(const struct se_neurons *e, const se_gen_options *opt, char **source,
                           se_error *err) {
   int count = 0;
   int32_t *list = NULL;
+  gen_plan *plans = NULL;
   se_stream_tables tab = {0};
-  SE_TRY(source_inputs(e, &list, &count, &tab, err));
-  const int rc = write_source(e, &tab, list, count, cell_order(e), opt, source, err);
-  se_stream_free(&tab);
-  free(list);
+  int rc = source_inputs(e, opt, &list, &count, &plans, &tab, err);
+  if (rc == SE_OK)
+    rc = write_source(e, &tab, list, plans, count, cell_order(e), opt, source, err);
+  source_inputs_free(list, count, plans, &tab);
   return rc;
 }
 
@@ -1182,11 +1203,13 @@ int se_neurons_gen_attach(const struct se_neurons *e, int device, const int64_t 
    * device: the deferred gate update at the end (stream_finish) reads them */
   int count = 0;
   int32_t *list = NULL;
+  gen_plan *plans = NULL;
   se_stream_tables tab = {0};
-  SE_TRY(source_inputs(e, &list, &count, &tab, err));
-  int rc = se_neurons_cuda_upload(&d->stream, tab.rows,
-                                  (size_t)(e->n_morph_comp > 0 ? e->n_morph_comp : 1) *
-                                      sizeof *tab.rows, err);
+  int rc = source_inputs(e, &opt, &list, &count, &plans, &tab, err);
+  if (rc == SE_OK)
+    rc = se_neurons_cuda_upload(&d->stream, tab.rows,
+                                (size_t)(e->n_morph_comp > 0 ? e->n_morph_comp : 1) *
+                                    sizeof *tab.rows, err);
   g->in_order = cell_order(e);
   g->k = rc == SE_OK ? calloc((size_t)count, sizeof *g->k) : NULL;
   if (rc == SE_OK && !g->k)
@@ -1196,13 +1219,9 @@ int se_neurons_gen_attach(const struct se_neurons *e, int device, const int64_t 
   for (int k = 0; k < g->n && rc == SE_OK; k++) {
     se_gen_kernel *kk = &g->k[k];
     kk->morphology = list[k];
-    gen_plan plan;
-    rc = morphology_plan(e, list[k], &opt, &plan, err);
-    if (rc != SE_OK)
-      break;
-    kk->smem = plan_smem(&plan, &opt);
-    kk->n_hh = plan.split ? plan.n_hh : 0;
-    kk->warps = plan.warps;
+    kk->smem = plan_smem(&plans[k], &opt);
+    kk->n_hh = plans[k].split ? plans[k].n_hh : 0;
+    kk->warps = plans[k].warps;
     if (kk->smem > (size_t)smem_max)
       rc = se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__,
                         "the gen kernel of morphology %d (%d compartments) needs %zu B of shared "
@@ -1217,9 +1236,8 @@ int se_neurons_gen_attach(const struct se_neurons *e, int device, const int64_t 
   char *source = NULL, *cubin = NULL;
   size_t cubin_size = 0;
   if (rc == SE_OK)
-    rc = write_source(e, &tab, list, count, g->in_order, &opt, &source, err);
-  se_stream_free(&tab);
-  free(list);
+    rc = write_source(e, &tab, list, plans, count, g->in_order, &opt, &source, err);
+  source_inputs_free(list, count, plans, &tab);
   SE_TRY(rc);
   char dir_buf[4096];
   const char *dir = se_neurons_gen_cache_dir(dir_buf, sizeof dir_buf);

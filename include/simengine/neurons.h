@@ -136,7 +136,8 @@ typedef struct se_neurons_options {
  * SE_GPU_AUTO_MIN_LANES of the 32 lanes of their same-morphology groups on average, or when a
  * cell has at least gpu_edd_min_comp compartments; else GEN for a population of at most 16
  * morphologies (each of at most 1024 compartments, its kernel within 96 KiB of shared memory per
- * block); else COOP when no cell has more than SE_GPU_COOP_MAX_COMP compartments (where each was measured faster); FUSED2 otherwise. */
+ * block); else COOP when no cell has more than SE_GPU_COOP_MAX_COMP compartments (where each was
+ * measured faster); FUSED2 otherwise. */
 enum {
   SE_GPU_KERNEL_PHASES = 0,
   SE_GPU_KERNEL_FUSED = 1,
