@@ -29,9 +29,9 @@ se_gen_options se_gen_options_from_env(void) {
   o.hh_chunk = (int)se_env_long("SE_GEN_HH_CHUNK", 0);
   o.hh_split = se_env_long("SE_GEN_HH_SPLIT", 1) != 0;
   o.warps = (int)se_env_long("SE_GEN_WARPS", -1);
-  o.warp_cut = se_env_long("SE_GEN_WARP_CUT", 0) == 1;
-  o.warp_min_blocks = (int)se_env_long("SE_GEN_WARP_MIN_BLOCKS", 0);
-  o.warp_hh = se_env_long("SE_GEN_WARP_HH", 0) != 0;
+  o.warp_cut = (int)se_env_long("SE_GEN_WARP_CUT", -1);
+  o.warp_min_blocks = (int)se_env_long("SE_GEN_WARP_MIN_BLOCKS", -1);
+  o.warp_hh = (int)se_env_long("SE_GEN_WARP_HH", -1);
   o.streams = se_env_long("SE_GEN_STREAMS", 1) != 0;
   o.contract = se_env_long("SE_GEN_FMAD", 0) != 0;
   if (o.register_rows < -1)
@@ -40,8 +40,12 @@ se_gen_options se_gen_options_from_env(void) {
     o.window = 0;
   if (o.hh_chunk < 0)
     o.hh_chunk = 0;
-  if (o.warp_min_blocks < 0 || o.warp_min_blocks > 32)
-    o.warp_min_blocks = 0;
+  if (o.warp_min_blocks < -1 || o.warp_min_blocks > 32)
+    o.warp_min_blocks = -1;
+  if (o.warp_hh < -1 || o.warp_hh > 1)
+    o.warp_hh = 1;
+  if (o.warp_cut < -1 || o.warp_cut > 1)
+    o.warp_cut = 1;
   if (o.warps < -1)
     o.warps = -1;
   if (o.warps > SE_GEN_MAX_WARPS)
@@ -165,6 +169,22 @@ static int register_rows(int n, const se_gen_options *opt) {
 }
 
 /* Morphology m's hh rows and clamped compartments (over its cells). */
+/* The leaves (rows without children) of morphology m of n rows; n when out of memory. */
+static int morphology_leaves(const struct se_neurons *e, int32_t m, int n) {
+  const int32_t *parent = e->topology[m].parent;
+  uint8_t *inner = calloc((size_t)n + 1, 1);
+  if (!inner)
+    return n;
+  int leaves = n;
+  for (int i = 1; i < n; i++)
+    if (parent[i] >= 0 && !inner[parent[i]]) {
+      inner[parent[i]] = 1;
+      leaves--;
+    }
+  free(inner);
+  return leaves;
+}
+
 static void morphology_counts(const struct se_neurons *e, int32_t m, int *n_hh, int *n_clamp) {
   const int n = morphology_rows(e, m);
   const uint8_t *hh = e->topology[m].has_hh;
@@ -190,10 +210,30 @@ static int split_rule(const se_gen_options *opt, int n_hh, int n_clamp) {
  * or opt's count (by default 1 up to 128 rows, else 4: docs/bench/s13_warps_h200.txt) where its
  * clamp currents stay in registers and its hh rows (if any) are split off or, with warp_hh,
  * computed by the kernel's warps. */
-static int warps_rule(const se_gen_options *opt, int n, int n_hh, int n_clamp) {
-  const int k = opt->warps >= 0 ? opt->warps : n <= 128 ? 1 : 4;
+/* Rows per leaf at or above which a morphology counts as one of long unbranched sections (the
+ * synthetic "low" classes have 13-20, the "high" ones 4-5). */
+#define SE_GEN_LONG_SECTIONS 8
+
+/* 1 when a warp kernel of n rows, n_hh of them hh, computes its hh rows itself (opt's warp_hh;
+ * by default up to 128 rows, measured) rather than splitting them off. */
+static int hh_in_block_rule(const se_gen_options *opt, int n, int n_hh) {
+  return n_hh > 0 && (opt->warp_hh == 1 || (opt->warp_hh == -1 && n <= 128));
+}
+
+/* The warps per block of a morphology of n rows, n_leaves leaves, n_hh hh rows, n_clamp clamped
+ * rows under opt. By default (docs/gpu.md "Session 14", measured on the six classes): 4 up to 128
+ * rows; a thread per cell for long sections up to 512 rows (their pieces are chains that the one
+ * thread's list schedule interleaves); 4 up to 512 rows; else 8. A warp kernel needs its clamp
+ * currents in registers and its hh rows split off or computed by its warps. */
+static int warps_rule(const se_gen_options *opt, int n, int n_leaves, int n_hh, int n_clamp) {
+  const int long_sections = n >= SE_GEN_LONG_SECTIONS * n_leaves;
+  const int k = opt->warps >= 0           ? opt->warps
+                : n <= 128                ? 4
+                : n <= 512 && long_sections ? 1
+                : n <= 512                ? 4
+                                          : 8;
   return k >= 2 && n_clamp <= SE_GEN_MAX_CLAMP_ROWS &&
-                 (n_hh == 0 || opt->warp_hh || split_rule(opt, n_hh, n_clamp))
+                 (n_hh == 0 || hh_in_block_rule(opt, n, n_hh) || split_rule(opt, n_hh, n_clamp))
              ? k
              : 1;
 }
@@ -293,6 +333,8 @@ typedef struct gen_plan {
   int split;  /* the hh rows in a kernel of their own */
   int hh_in_block; /* with warps and warp_hh: the hh rows computed by the kernel's warps first */
   int warps;  /* warps per block: 1 (a thread per cell), else a warp per subtree */
+  int min_blocks; /* with warps: __launch_bounds__'s blocks per multiprocessor (0: none) */
+  int cut;        /* with warps: warp_partition's cut */
   int slots;  /* with warps: the piece roots outside warp 0 (3 shared doubles each per cell) */
   int trunk, most; /* with warps: the trunk's rows, the most piece rows of a warp */
   int *warp, *piece; /* with warps: warp_partition's warp and slot of each row (else NULL) */
@@ -303,8 +345,12 @@ static void plan_rules(const struct se_neurons *e, int32_t m, const se_gen_optio
                        gen_plan *p) {
   p->n = morphology_rows(e, m);
   morphology_counts(e, m, &p->n_hh, &p->n_clamp);
-  p->warps = warps_rule(opt, p->n, p->n_hh, p->n_clamp);
-  p->hh_in_block = p->warps > 1 && opt->warp_hh && p->n_hh > 0;
+  p->warps = warps_rule(opt, p->n, morphology_leaves(e, m, p->n), p->n_hh, p->n_clamp);
+  p->hh_in_block = p->warps > 1 && hh_in_block_rule(opt, p->n, p->n_hh);
+  p->min_blocks = opt->warp_min_blocks >= 0        ? opt->warp_min_blocks
+                  : p->warps > 4 && p->warps <= 8 ? 2
+                                                  : 0;
+  p->cut = opt->warp_cut >= 0 ? opt->warp_cut : p->n > 128;
   p->split = split_rule(opt, p->n_hh, p->n_clamp) && !p->hh_in_block;
   p->slots = p->trunk = p->most = 0;
   p->warp = p->piece = NULL;
@@ -326,7 +372,7 @@ static int morphology_plan(const struct se_neurons *e, int32_t m, const se_gen_o
   p->warp = calloc((size_t)p->n, sizeof *p->warp);
   p->piece = calloc((size_t)p->n, sizeof *p->piece);
   p->slots = p->warp && p->piece ? warp_partition(e->topology[m].parent, p->n, p->warps,
-                                                  opt->warp_cut, p->warp, p->piece, &p->trunk,
+                                                  p->cut, p->warp, p->piece, &p->trunk,
                                                   &p->most)
                                  : -1;
   if (p->slots >= 0)
@@ -755,10 +801,10 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
    * (se_neurons_gen_smem) */
   const int hh_slot = slots;
 
-  /* with warps, opt's blocks per multiprocessor for ptxas's register budget */
+  /* with warps, the plan's blocks per multiprocessor for ptxas's register budget */
   char min_blocks[16] = "";
-  if (warps > 1 && opt->warp_min_blocks > 0)
-    snprintf(min_blocks, sizeof min_blocks, ", %d", opt->warp_min_blocks);
+  if (warps > 1 && plan->min_blocks > 0)
+    snprintf(min_blocks, sizeof min_blocks, ", %d", plan->min_blocks);
   put(&t, "// morphology %d: %d rows (%d hh)", (int)m, n, n_hh);
   if (warps > 1)
     put(&t, ", %d warps per 32 cells (%d pieces to share, a trunk of %d rows, at most %d piece "

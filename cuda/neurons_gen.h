@@ -70,15 +70,18 @@ typedef struct se_gen_step {
  * kernel of their own before the step, one thread per cell and hh row, their b and dg through
  * the rhs and diag slots (SE_GEN_HH_SPLIT, default 1; only for morphologies whose clamp
  * currents stay in registers, se_neurons_gen_split), warps: a warp per subtree and K warps per
- * block of 32 cells (SE_GEN_WARPS; default -1: 1 (a thread per cell) up to 128 rows, else 4, as
- * measured best on the six classes but medium-low; 0 or 1: a thread per cell;
- * se_neurons_gen_warps), warp_cut: the warps' partition, 0 the threshold n / K with warp 0
- * starting with the trunk (measured), 1 the threshold that makes the trunk plus the most piece
- * rows of a warp fewest (SE_GEN_WARP_CUT, default 0; not yet measured), warp_min_blocks: with
- * warps, the blocks per multiprocessor ptxas budgets registers for (__launch_bounds__'s second
- * value; SE_GEN_WARP_MIN_BLOCKS, default 0: none; not yet measured), warp_hh: with warps, the
- * hh rows computed by the kernel's warps (row j by warp j % K) before the elimination, b and dg
- * in shared memory, instead of split off (SE_GEN_WARP_HH, default 0; not yet measured), a compiler
+ * block of 32 cells (SE_GEN_WARPS; default -1, the rule measured best on the six classes
+ * (docs/gpu.md "Session 14"): 4 up to 128 rows, a thread per cell up to 512 rows for long
+ * unbranched sections (at least 8 rows per leaf), 4 up to 512 rows, else 8; 0 or 1: a thread per
+ * cell; se_neurons_gen_warps), warp_cut: the warps' partition, 1 the threshold that makes the
+ * trunk plus the most piece rows of a warp fewest, 0 the threshold n / K with warp 0 starting
+ * with the trunk (SE_GEN_WARP_CUT, default -1: 0 up to 128 rows, else 1, measured),
+ * warp_min_blocks: with warps, the blocks per multiprocessor ptxas budgets registers for
+ * (__launch_bounds__'s second value; SE_GEN_WARP_MIN_BLOCKS, default -1: 2 for 5 to 8 warps,
+ * else none, measured; 0: none), warp_hh: with warps, the hh rows
+ * computed by the kernel's warps (row j by warp j % K) before the elimination, b and dg
+ * in shared memory, instead of split off (SE_GEN_WARP_HH, default -1: up to 128 rows, measured;
+ * 0 never, 1 always), a compiler
  * barrier every window rows keeps the loads from being hoisted into spills (SE_GEN_WINDOW,
  * default 8, 0 none), contract: FMA contraction (SE_GEN_FMAD, default 0 as the engine's kernels,
  * docs/model.md); and a launch choice, streams: several morphologies' kernels on a stream each,
@@ -109,12 +112,12 @@ size_t se_neurons_gen_smem(const struct se_neurons *e, int32_t m, const se_gen_o
 int se_neurons_gen_applicable(const struct se_neurons *e, char *why, size_t n);
 
 /* 1 when morphology m of e takes its hh rows in a kernel of their own under opt: hh_split, hh
- * rows, and at most SE_GEN_MAX_CLAMP_ROWS clamped compartments (the rhs slots then free). Not
- * collective. */
+ * rows, at most SE_GEN_MAX_CLAMP_ROWS clamped compartments (the rhs slots then free), and not
+ * computed by a warp kernel's warps (warp_hh). Not collective. */
 int se_neurons_gen_split(const struct se_neurons *e, int32_t m, const se_gen_options *opt);
 
 /* The warps per block of 32 cells of morphology m's kernel under opt: 1 (a thread per cell), or
- * opt's warps (by default 4 above 128 rows) where its clamp currents stay in
+ * opt's warps (by default the rule of se_gen_options) where its clamp currents stay in
  * registers and its hh rows (if any) are split off (se_neurons_gen_split) or, with warp_hh,
  * computed by the kernel's warps. Not collective. */
 int se_neurons_gen_warps(const struct se_neurons *e, int32_t m, const se_gen_options *opt);

@@ -704,6 +704,41 @@ static int run_gen_host(se_test_state *st, const se_neuron_model *m, int width, 
  * group) compiled for sm_90 with every y in shared memory and with every y in registers (and
  * the hh rows split off where its clamps allow: morphology 0's), then with a warp per subtree
  * (8 per block) where its clamps allow. */
+/* gen's default rule (cuda/neurons_gen.c warps_rule, docs/gpu.md "Session 14") on the six synthetic
+ * classes, one cell each with soma hh: 4 warps with the hh rows in the block up to 128 rows, a
+ * thread per cell for long sections up to 512 rows (medium-low), 4 warps up to 512 rows, else 8;
+ * above 128 rows the hh rows split off. */
+static void check_gen_rule(se_test_state *st) {
+  static const char *const cls[6] = {"small-low",  "small-high", "medium-low",
+                                     "medium-high", "big-low",   "big-high"};
+  static const int warps[6] = {4, 4, 1, 4, 8, 8};
+  const se_gen_options go = se_gen_options_from_env();
+  for (int k = 0; k < 6; k++) {
+    se_error err = {0};
+    se_morphology mo = {0};
+    se_neuron_model m;
+    int64_t one = 1;
+    se_neuron_model_init(&m);
+    m.dt = 0.025;
+    m.tstop = 1.0;
+    se_test_ok(se_morphology_synthetic(cls[k], 1, &mo, &err), &err, cls[k]);
+    se_test_ok(se_neuron_model_set_cells(&m, 1, &mo, &one, &err), &err, "set cells");
+    se_test_ok(se_biophysics_alloc(&m.bio, 5, &err), &err, "biophysics");
+    se_biophysics_set_prep_defaults(&m.bio);
+    se_neurons_options opt = se_neurons_default_options();
+    opt.interleave_width = 32;
+    se_neurons_t e = NULL;
+    se_test_ok(se_neurons_create(&m, 0, 1, &opt, &e, &err), &err, "create");
+    const int w = se_neurons_gen_warps(e, 0, &go), split = se_neurons_gen_split(e, 0, &go);
+    SE_EXPECT(st, w == warps[k] && split == (mo.n_compartments > 128),
+              "gen's rule on %s (%d rows): %d warps (want %d), hh rows split off %d", cls[k],
+              mo.n_compartments, w, warps[k], split);
+    se_neurons_destroy(e);
+    se_neuron_model_free(&m);
+    se_morphology_free(&mo);
+  }
+}
+
 static void check_gen_source(se_test_state *st, const se_neuron_model *mixed,
                              const se_neuron_model *mono, int n_mono) {
   se_error err = {0};
@@ -833,6 +868,7 @@ int main(void) {
   se_neuron_model soma1; /* medium-high alone, 37 cells clamped at the soma */
   build_model(&soma1, 1, 37, 0);
   check_gen_source(&st, &m, mono, N_MORPH);
+  check_gen_rule(&st);
   /* the host runs (CI's; tools/device/check.sh sets SE_TEST_GEN_HOST=0 to leave the GPU machine's
    * time to the GPU part) */
   const char *host_env = getenv("SE_TEST_GEN_HOST");
@@ -849,26 +885,29 @@ int main(void) {
      * time, each chunk before its first row's elimination (the last chunk of most morphologies
      * partial) */
     setenv("SE_GEN_HH_SPLIT", "0", 1);
+    setenv("SE_GEN_WARPS", "1", 1); /* a thread per cell */
     SE_EXPECT(&st, run_gen_host(&st, &mono[0], 32, "morphology 0 alone, hh rows in the step", NULL)
                        == 0, "morphology 0: hh rows split off with SE_GEN_HH_SPLIT=0");
     setenv("SE_GEN_HH_CHUNK", "3", 1);
     run_gen_host(&st, &m, 32, "the 8 morphologies together, hh rows in chunks of 3", NULL);
     unsetenv("SE_GEN_HH_CHUNK");
     unsetenv("SE_GEN_HH_SPLIT");
-    /* by default the hh rows in kernels of their own where at most 8 compartments of a morphology
-     * are clamped (every morphology clamped at the soma only), and a warp per subtree for those of
-     * more than 128 rows (3 of the 8: 319, 200 and 150 rows), through the group tables; medium-high
-     * alone in cell order (37 cells: 27 lanes of the second block past the cells) */
+    /* a thread per cell, the hh rows split off (by default for long sections of 129-512 rows) */
     SE_EXPECT(&st, run_gen_host(&st, &mono[0], 32, "morphology 0 alone, hh rows split off", NULL) ==
                        1, "morphology 0: hh rows not split off");
+    unsetenv("SE_GEN_WARPS");
+    /* by default a warp per subtree for all 8 (none has long sections of 129-512 rows), the hh
+     * rows computed by the warps up to 128 rows, split off above (3 of the 8: 319, 200 and 150
+     * rows), through the group tables; medium-high alone in cell order (37 cells: 27 lanes of the
+     * second block past the cells) */
     se_neuron_model soma;
     build_model(&soma, -1, 0, 0);
     int warp_kernels = 0;
     const int soma_split =
-        run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, hh split off", &warp_kernels);
-    SE_EXPECT(&st, soma_split == N_MORPH && warp_kernels == 3,
-              "%d of %d morphologies with hh rows split off, %d of 3 with a warp per subtree",
-              soma_split, N_MORPH, warp_kernels);
+        run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, defaults", &warp_kernels);
+    SE_EXPECT(&st, soma_split == 3 && warp_kernels == N_MORPH,
+              "%d of 3 morphologies with hh rows split off, %d of %d with a warp per subtree",
+              soma_split, warp_kernels, N_MORPH);
     run_gen_host(&st, &soma1, 32, "medium-high alone clamped at the soma", &warp_kernels);
     SE_EXPECT(&st, warp_kernels == 1, "medium-high alone: no warp per subtree");
     /* a warp per subtree for every morphology (down to 1 compartment: the trunk alone), 3 and 16
@@ -880,10 +919,12 @@ int main(void) {
     setenv("SE_GEN_WARPS", "16", 1);
     run_gen_host(&st, &soma, 32, "the 8 clamped at the soma, 16 warps each", &warp_kernels);
     run_gen_host(&st, &soma1, 32, "medium-high alone, 16 warps", &warp_kernels);
-    /* the other partition (SE_GEN_WARP_CUT=1: the threshold of the shortest critical path) */
-    setenv("SE_GEN_WARP_CUT", "1", 1);
+    /* the partitions other than the default (SE_GEN_WARP_CUT: 0 the threshold n / K, 1 that of
+     * the shortest critical path; by default 0 up to 128 rows, else 1) */
+    setenv("SE_GEN_WARP_CUT", "0", 1);
     setenv("SE_GEN_WARP_MIN_BLOCKS", "2", 1); /* __launch_bounds__'s second value */
-    run_gen_host(&st, &soma1, 32, "medium-high alone, 16 warps, cut 1", &warp_kernels);
+    run_gen_host(&st, &soma1, 32, "medium-high alone, 16 warps, cut 0", &warp_kernels);
+    setenv("SE_GEN_WARP_CUT", "1", 1);
     unsetenv("SE_GEN_WARP_MIN_BLOCKS");
     setenv("SE_GEN_WARPS", "3", 1);
     run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, 3 warps each, cut 1", &warp_kernels);
@@ -974,8 +1015,9 @@ int main(void) {
     setenv("SE_GEN_WARPS", "16", 1);
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
     unsetenv("SE_GEN_WARPS");
-    setenv("SE_GEN_WARP_CUT", "1", 1); /* the other partition, default warps, then registers */
-    run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
+    setenv("SE_GEN_WARP_CUT", "0", 1); /* the partitions other than the default (up to 128 */
+    run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL); /* rows 0, else 1), */
+    setenv("SE_GEN_WARP_CUT", "1", 1);        /* default warps, then registers */
     setenv("SE_GEN_WARP_MIN_BLOCKS", "2", 1); /* for 2 blocks per multiprocessor */
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
     unsetenv("SE_GEN_WARP_MIN_BLOCKS");
