@@ -1,7 +1,7 @@
 #!/bin/bash
 # Prepared in session 13 for the next session's third device call (about 7-8 minutes): e2e_gpu
 # (every GPU run of simengine against the CPU path through the HDF5 output; not yet run with
-# session 13's gen defaults), then the GPU-vs-CPU row with gen: 25 600 medium-high cells on the
+# session 14's gen defaults), then the GPU-vs-CPU row with gen: 25 600 medium-high cells on the
 # CPU (16 OpenMP threads) and gen, as session 4's 17x with fused2.
 # From the repository root on the device (run tool, carry .devkit): bash docs/bench/s14_third.sh
 source .devkit/env.sh
