@@ -32,6 +32,7 @@ se_gen_options se_gen_options_from_env(void) {
   o.warp_cut = (int)se_env_long("SE_GEN_WARP_CUT", -1);
   o.warp_min_blocks = (int)se_env_long("SE_GEN_WARP_MIN_BLOCKS", -1);
   o.warp_hh = (int)se_env_long("SE_GEN_WARP_HH", -1);
+  o.warp_smem_rows = (int)se_env_long("SE_GEN_WARP_SMEM_ROWS", 0);
   o.streams = se_env_long("SE_GEN_STREAMS", 1) != 0;
   o.contract = se_env_long("SE_GEN_FMAD", 0) != 0;
   if (o.register_rows < -1)
@@ -46,6 +47,8 @@ se_gen_options se_gen_options_from_env(void) {
     o.warp_hh = 1;
   if (o.warp_cut < -1 || o.warp_cut > 1)
     o.warp_cut = 1;
+  if (o.warp_smem_rows < 0)
+    o.warp_smem_rows = 0;
   if (o.warps < -1)
     o.warps = -1;
   if (o.warps > SE_GEN_MAX_WARPS)
@@ -336,6 +339,7 @@ typedef struct gen_plan {
   int min_blocks; /* with warps: __launch_bounds__'s blocks per multiprocessor (0: none) */
   int cut;        /* with warps: warp_partition's cut */
   int slots;  /* with warps: the piece roots outside warp 0 (3 shared doubles each per cell) */
+  int smem_rows; /* with warps: the rows whose y lives in shared memory (1 double per cell) */
   int trunk, most; /* with warps: the trunk's rows, the most piece rows of a warp */
   int *warp, *piece; /* with warps: warp_partition's warp and slot of each row (else NULL) */
 } gen_plan;
@@ -352,7 +356,7 @@ static void plan_rules(const struct se_neurons *e, int32_t m, const se_gen_optio
                                                   : 0;
   p->cut = opt->warp_cut >= 0 ? opt->warp_cut : p->n > 128;
   p->split = split_rule(opt, p->n_hh, p->n_clamp) && !p->hh_in_block;
-  p->slots = p->trunk = p->most = 0;
+  p->slots = p->trunk = p->most = p->smem_rows = 0;
   p->warp = p->piece = NULL;
 }
 
@@ -375,8 +379,18 @@ static int morphology_plan(const struct se_neurons *e, int32_t m, const se_gen_o
                                                   p->cut, p->warp, p->piece, &p->trunk,
                                                   &p->most)
                                  : -1;
-  if (p->slots >= 0)
-    return SE_OK;
+  if (p->slots >= 0) {
+    /* the first opt's warp_smem_rows piece rows that each warp eliminates (warp_smem_home) */
+    int *count = calloc((size_t)p->warps, sizeof *count);
+    for (int i = 0; count && i < p->n; i++)
+      if (p->warp[i] >= 0 && count[p->warp[i]] < opt->warp_smem_rows) {
+        count[p->warp[i]]++;
+        p->smem_rows++;
+      }
+    free(count);
+    if (count || opt->warp_smem_rows == 0)
+      return SE_OK;
+  }
   plan_free(p);
   return se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
                       "out of memory partitioning a morphology of %d rows", p->n);
@@ -405,7 +419,8 @@ static void plans_free(gen_plan *plans, int count) {
  * split, b and dg of each hh row (of a chunk). */
 static size_t plan_smem(const gen_plan *p, const se_gen_options *opt) {
   if (p->warps > 1)
-    return (size_t)(3 * p->slots + (p->hh_in_block ? 2 * p->n_hh : 0)) * 32 * sizeof(double);
+    return (size_t)(3 * p->slots + (p->hh_in_block ? 2 * p->n_hh : 0) + p->smem_rows) * 32 *
+           sizeof(double);
   const int held = p->split                                        ? 0
                    : opt->hh_chunk > 0 && opt->hh_chunk < p->n_hh ? opt->hh_chunk
                                                                   : p->n_hh;
@@ -713,7 +728,9 @@ static void put_warps(text *t, const struct se_neurons *e, const se_stream_row *
           snprintf(ic, sizeof ic, "ic%d", clamp_index[i]);
         put_backward_row(t, row, i, W, first, kid, home, hb, hd, ic);
         if (home[i].piece >= 0) {
-          put(t, "  sr[%d] = y%d;\n", home[i].piece * 32, i);
+          put(t, "  sr[%d] = ", home[i].piece * 32);
+          put_y(t, home, i);
+          put(t, ";\n");
           if (!(row[i].meta & SE_STREAM_DCONST))
             put(t, "  sf[%d] = f%d;\n", home[i].piece * 32, i);
         }
@@ -760,9 +777,10 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
   /* the children of row i: kid[first[i] .. first[i + 1]) */
   int *first = calloc((size_t)n + 1, sizeof *first), *kid = calloc((size_t)n, sizeof *kid);
   y_home *home = calloc((size_t)n, sizeof *home);
+  int *in_smem = calloc((size_t)plan->warps, sizeof *in_smem); /* per warp, rows so far */
   int rc = SE_OK;
   text t = *out;
-  if (!order || !hh_index || !clamp_index || !parent || !first || !kid || !home) {
+  if (!order || !hh_index || !clamp_index || !parent || !first || !kid || !home || !in_smem) {
     rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
                       "out of memory for the generated kernel of %d rows", n);
     goto done;
@@ -789,9 +807,15 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
         clamp_index[e->stim_comp[k]] < 0)
       clamp_index[e->stim_comp[k]] = n_clamp++;
   const int split = plan->split, warps = plan->warps, in_registers = register_rows(n, opt);
+  /* with warps, the first warp_smem_rows piece rows that each warp eliminates keep y in shared
+   * memory (a slot each, numbered across the warps), as many as the plan counted */
   for (int k = 0; k < n; k++) {
     const int i = order[k];
-    home[i].reg = warps > 1 || k >= n - in_registers;
+    const int to_smem = warps > 1 && plan->warp[i] >= 0 &&
+                        in_smem[plan->warp[i]] < opt->warp_smem_rows;
+    if (to_smem)
+      in_smem[plan->warp[i]]++;
+    home[i].reg = warps > 1 ? !to_smem : k >= n - in_registers;
     home[i].slot = home[i].reg ? -1 : slots++;
     home[i].warp = warps > 1 && plan->warp[i] > 0 ? plan->warp[i] : 0;
     home[i].trunk = warps > 1 && plan->warp[i] < 0;
@@ -879,6 +903,9 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
           (long long)W, (long long)W, (long long)W);
     put(&t, "  double *const sr = se_gen_smem + (threadIdx.x & 31), *const sf = sr + %d,"
             " *const sx = sf + %d;\n", plan->slots * 32, plan->slots * 32);
+    if (plan->smem_rows > 0) /* the rows' y after the pieces' and the hh rows' slots */
+      put(&t, "  double *const sy = sr + %d;\n",
+          (3 * plan->slots + (plan->hh_in_block ? 2 * n_hh : 0)) * 32);
   }
   put(&t, "  double *const V = v + s0, *const R = rhs + s0, *const D = diag + s0;\n");
   if (warps == 1)
@@ -968,6 +995,7 @@ done:
   free(clamp_index);
   free(parent);
   free(home);
+  free(in_smem);
   *out = t;
   return rc;
 }

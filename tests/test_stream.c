@@ -820,7 +820,8 @@ static void check_gen_source(se_test_state *st, const se_neuron_model *mixed,
       go.hh_split = q > 0; /* with all rows in registers, the hh rows split off where allowed */
       go.warps = q == 2 ? 8 : 1; /* then a warp per subtree, 8 per block, where allowed, with */
       go.warp_min_blocks = q == 2 ? 2 : 0; /* registers for 2 blocks per multiprocessor, and */
-      go.warp_hh = q == 2;                 /* the hh rows computed by the warps */
+      go.warp_hh = q == 2;                 /* the hh rows computed by the warps, and */
+      go.warp_smem_rows = q == 2 ? 4 : 0;  /* 4 rows per warp with y in shared memory */
       char *src = NULL, *cubin = NULL;
       size_t size = 0;
       const size_t smem = se_neurons_gen_smem(e, e->groups[0].morphology, &go);
@@ -940,6 +941,13 @@ int main(void) {
     run_gen_host(&st, &soma1, 32, "medium-high alone, 4 warps, hh rows in the warps",
                  &warp_kernels);
     unsetenv("SE_GEN_WARP_HH");
+    /* the first 5 rows that each warp eliminates with y in shared memory (SE_GEN_WARP_SMEM_ROWS;
+     * by default 5 of the 8 compute their hh rows in the block, whose slots come first) */
+    setenv("SE_GEN_WARP_SMEM_ROWS", "5", 1);
+    run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, 5 rows per warp in shared memory",
+                 &warp_kernels);
+    SE_EXPECT(&st, warp_kernels == N_MORPH, "smem rows: %d warp kernels", warp_kernels);
+    unsetenv("SE_GEN_WARP_SMEM_ROWS");
     se_neuron_model_free(&soma);
   } else {
     printf("gen host runs skipped: SE_TEST_GEN_HOST=0\n");
@@ -1026,6 +1034,10 @@ int main(void) {
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 8, NULL, NULL, NULL, NULL);
     run_gen(&st, &soma1, 32);
     unsetenv("SE_GEN_WARP_HH");
+    setenv("SE_GEN_WARP_SMEM_ROWS", "8", 1); /* 8 rows per warp with y in shared memory */
+    run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
+    run_gen(&st, &soma1, 32);
+    unsetenv("SE_GEN_WARP_SMEM_ROWS");
     setenv("SE_GEN_STREAMS", "0", 1); /* the 8 morphologies' kernels on the step's stream */
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
     unsetenv("SE_GEN_STREAMS");
