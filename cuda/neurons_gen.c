@@ -32,7 +32,7 @@ se_gen_options se_gen_options_from_env(void) {
   o.warp_cut = (int)se_env_long("SE_GEN_WARP_CUT", -1);
   o.warp_min_blocks = (int)se_env_long("SE_GEN_WARP_MIN_BLOCKS", -1);
   o.warp_hh = (int)se_env_long("SE_GEN_WARP_HH", -1);
-  o.warp_smem_rows = (int)se_env_long("SE_GEN_WARP_SMEM_ROWS", 0);
+  o.warp_reg_rows = (int)se_env_long("SE_GEN_WARP_REG_ROWS", -1);
   o.streams = se_env_long("SE_GEN_STREAMS", 1) != 0;
   o.contract = se_env_long("SE_GEN_FMAD", 0) != 0;
   if (o.register_rows < -1)
@@ -47,8 +47,8 @@ se_gen_options se_gen_options_from_env(void) {
     o.warp_hh = 1;
   if (o.warp_cut < -1 || o.warp_cut > 1)
     o.warp_cut = 1;
-  if (o.warp_smem_rows < 0)
-    o.warp_smem_rows = 0;
+  if (o.warp_reg_rows < -1)
+    o.warp_reg_rows = -1;
   if (o.warps < -1)
     o.warps = -1;
   if (o.warps > SE_GEN_MAX_WARPS)
@@ -380,15 +380,14 @@ static int morphology_plan(const struct se_neurons *e, int32_t m, const se_gen_o
                                                   &p->most)
                                  : -1;
   if (p->slots >= 0) {
-    /* the first opt's warp_smem_rows piece rows that each warp eliminates (warp_smem_home) */
-    int *count = calloc((size_t)p->warps, sizeof *count);
+    /* with warp_reg_rows R, each warp's rows (warp 0's with the trunk) beyond R */
+    int *count = opt->warp_reg_rows >= 0 ? calloc((size_t)p->warps, sizeof *count) : NULL;
     for (int i = 0; count && i < p->n; i++)
-      if (p->warp[i] >= 0 && count[p->warp[i]] < opt->warp_smem_rows) {
-        count[p->warp[i]]++;
-        p->smem_rows++;
-      }
+      count[p->warp[i] >= 0 ? p->warp[i] : 0]++;
+    for (int w = 0; count && w < p->warps; w++)
+      p->smem_rows += count[w] > opt->warp_reg_rows ? count[w] - opt->warp_reg_rows : 0;
     free(count);
-    if (count || opt->warp_smem_rows == 0)
+    if (count || opt->warp_reg_rows < 0)
       return SE_OK;
   }
   plan_free(p);
@@ -743,8 +742,11 @@ static void put_warps(text *t, const struct se_neurons *e, const se_stream_row *
         if (home[order[k]].trunk)
           put_forward_row(t, row, order[k], W, home, NULL, 1);
       for (int i = 1; i < n; i++)
-        if (home[i].piece >= 0)
-          put(t, "  sx[%d] = y%d;\n", home[i].piece * 32, row[i].parent);
+        if (home[i].piece >= 0) {
+          put(t, "  sx[%d] = ", home[i].piece * 32);
+          put_y(t, home, row[i].parent);
+          put(t, ";\n");
+        }
     }
     put(t, "  SE_GEN_BAR(2, %d);\n", 32 * warps);
     for (int k = n - 1; k >= 0; k--) {
@@ -777,10 +779,10 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
   /* the children of row i: kid[first[i] .. first[i + 1]) */
   int *first = calloc((size_t)n + 1, sizeof *first), *kid = calloc((size_t)n, sizeof *kid);
   y_home *home = calloc((size_t)n, sizeof *home);
-  int *in_smem = calloc((size_t)plan->warps, sizeof *in_smem); /* per warp, rows so far */
+  int *per_warp = calloc(2 * (size_t)plan->warps, sizeof *per_warp); /* rows, rows so far */
   int rc = SE_OK;
   text t = *out;
-  if (!order || !hh_index || !clamp_index || !parent || !first || !kid || !home || !in_smem) {
+  if (!order || !hh_index || !clamp_index || !parent || !first || !kid || !home || !per_warp) {
     rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
                       "out of memory for the generated kernel of %d rows", n);
     goto done;
@@ -807,20 +809,28 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
         clamp_index[e->stim_comp[k]] < 0)
       clamp_index[e->stim_comp[k]] = n_clamp++;
   const int split = plan->split, warps = plan->warps, in_registers = register_rows(n, opt);
-  /* with warps, the first warp_smem_rows piece rows that each warp eliminates keep y in shared
-   * memory (a slot each, numbered across the warps), as many as the plan counted */
   for (int k = 0; k < n; k++) {
     const int i = order[k];
-    const int to_smem = warps > 1 && plan->warp[i] >= 0 &&
-                        in_smem[plan->warp[i]] < opt->warp_smem_rows;
-    if (to_smem)
-      in_smem[plan->warp[i]]++;
-    home[i].reg = warps > 1 ? !to_smem : k >= n - in_registers;
+    home[i].reg = warps > 1 || k >= n - in_registers;
     home[i].slot = home[i].reg ? -1 : slots++;
     home[i].warp = warps > 1 && plan->warp[i] > 0 ? plan->warp[i] : 0;
     home[i].trunk = warps > 1 && plan->warp[i] < 0;
     home[i].piece = warps > 1 ? plan->piece[i] : -1;
   }
+  /* with warps and warp_reg_rows R, each warp keeps the y of the last R rows it eliminates (its
+   * pieces', then warp 0's trunk's) in registers, the earlier ones in shared-memory slots: as
+   * many as the plan counted */
+  const int R = opt->warp_reg_rows;
+  for (int i = 0; warps > 1 && R >= 0 && i < n; i++)
+    per_warp[home[i].warp]++;
+  for (int pass = 0; warps > 1 && R >= 0 && pass < 2; pass++)
+    for (int k = 0; k < n; k++) {
+      const int i = order[k], w = home[i].warp;
+      if (home[i].trunk == pass && per_warp[warps + w]++ < per_warp[w] - R) {
+        home[i].reg = 0;
+        home[i].slot = slots++;
+      }
+    }
   /* shared memory per thread: the y slots, then b and dg of the hh rows of one chunk
    * (se_neurons_gen_smem) */
   const int hh_slot = slots;
@@ -995,7 +1005,7 @@ done:
   free(clamp_index);
   free(parent);
   free(home);
-  free(in_smem);
+  free(per_warp);
   *out = t;
   return rc;
 }

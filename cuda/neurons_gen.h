@@ -81,16 +81,17 @@ typedef struct se_gen_step {
  * else none, measured; 0: none), warp_hh: with warps, the hh rows
  * computed by the kernel's warps (row j by warp j % K) before the elimination, b and dg
  * in shared memory, instead of split off (SE_GEN_WARP_HH, default -1: up to 128 rows, measured;
- * 0 never, 1 always), warp_smem_rows: with warps, the first S piece rows that each warp
- * eliminates keep y in shared memory instead of registers (SE_GEN_WARP_SMEM_ROWS, default 0;
- * session 14, not yet measured: meant to replace the big classes' register spills), a compiler
+ * 0 never, 1 always), warp_reg_rows: with warps, each warp keeps the y of only the last R rows
+ * it eliminates (warp 0's trunk included) in registers, the earlier ones in shared memory
+ * (SE_GEN_WARP_REG_ROWS=R, default -1: all in registers; session 14, not yet measured: meant to
+ * replace the big classes' register spills), a compiler
  * barrier every window rows keeps the loads from being hoisted into spills (SE_GEN_WINDOW,
  * default 8, 0 none), contract: FMA contraction (SE_GEN_FMAD, default 0 as the engine's kernels,
  * docs/model.md); and a launch choice, streams: several morphologies' kernels on a stream each,
  * concurrently (SE_GEN_STREAMS, default 1). */
 typedef struct se_gen_options {
   int register_rows, window, contract, hh_chunk, hh_split, warps, warp_cut, warp_min_blocks,
-      warp_hh, warp_smem_rows, streams;
+      warp_hh, warp_reg_rows, streams;
 } se_gen_options;
 
 /* The options from the environment (defaults above). */
@@ -98,8 +99,8 @@ se_gen_options se_gen_options_from_env(void);
 
 /* Shared memory per block that the kernel of e's morphology m needs under opt: a thread per cell,
  * the y of the rows not in registers and (unless split) b and dg of each hh row; with warps, 3
- * values per piece root outside warp 0 (with warp_hh b and dg of each hh row, with warp_smem_rows
- * the y of those rows), per cell.
+ * values per piece root outside warp 0 (with warp_hh b and dg of each hh row, with warp_reg_rows
+ * the y of the rows beyond them), per cell.
  * SIZE_MAX when out of memory. Not collective. */
 size_t se_neurons_gen_smem(const struct se_neurons *e, int32_t m, const se_gen_options *opt);
 

@@ -821,7 +821,8 @@ static void check_gen_source(se_test_state *st, const se_neuron_model *mixed,
       go.warps = q == 2 ? 8 : 1; /* then a warp per subtree, 8 per block, where allowed, with */
       go.warp_min_blocks = q == 2 ? 2 : 0; /* registers for 2 blocks per multiprocessor, and */
       go.warp_hh = q == 2;                 /* the hh rows computed by the warps, and */
-      go.warp_smem_rows = q == 2 ? 4 : 0;  /* 4 rows per warp with y in shared memory */
+      go.warp_reg_rows = q == 2 ? 3 : -1;  /* y in registers for 3 rows per warp, the rest in
+                                              shared memory */
       char *src = NULL, *cubin = NULL;
       size_t size = 0;
       const size_t smem = se_neurons_gen_smem(e, e->groups[0].morphology, &go);
@@ -941,13 +942,16 @@ int main(void) {
     run_gen_host(&st, &soma1, 32, "medium-high alone, 4 warps, hh rows in the warps",
                  &warp_kernels);
     unsetenv("SE_GEN_WARP_HH");
-    /* the first 5 rows that each warp eliminates with y in shared memory (SE_GEN_WARP_SMEM_ROWS;
-     * by default 5 of the 8 compute their hh rows in the block, whose slots come first) */
-    setenv("SE_GEN_WARP_SMEM_ROWS", "5", 1);
-    run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, 5 rows per warp in shared memory",
+    /* each warp's y in registers for only the last 10 rows it eliminates, the rest in shared
+     * memory (SE_GEN_WARP_REG_ROWS; by default 5 of the 8 compute their hh rows in the block,
+     * whose slots come first); then none in registers, the trunk's too */
+    setenv("SE_GEN_WARP_REG_ROWS", "10", 1);
+    run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, 10 rows per warp in registers",
                  &warp_kernels);
-    SE_EXPECT(&st, warp_kernels == N_MORPH, "smem rows: %d warp kernels", warp_kernels);
-    unsetenv("SE_GEN_WARP_SMEM_ROWS");
+    SE_EXPECT(&st, warp_kernels == N_MORPH, "register rows: %d warp kernels", warp_kernels);
+    setenv("SE_GEN_WARP_REG_ROWS", "0", 1);
+    run_gen_host(&st, &soma1, 32, "medium-high alone, no row in registers", &warp_kernels);
+    unsetenv("SE_GEN_WARP_REG_ROWS");
     se_neuron_model_free(&soma);
   } else {
     printf("gen host runs skipped: SE_TEST_GEN_HOST=0\n");
@@ -1034,10 +1038,10 @@ int main(void) {
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 8, NULL, NULL, NULL, NULL);
     run_gen(&st, &soma1, 32);
     unsetenv("SE_GEN_WARP_HH");
-    setenv("SE_GEN_WARP_SMEM_ROWS", "8", 1); /* 8 rows per warp with y in shared memory */
+    setenv("SE_GEN_WARP_REG_ROWS", "24", 1); /* y in registers for 24 rows per warp */
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
     run_gen(&st, &soma1, 32);
-    unsetenv("SE_GEN_WARP_SMEM_ROWS");
+    unsetenv("SE_GEN_WARP_REG_ROWS");
     setenv("SE_GEN_STREAMS", "0", 1); /* the 8 morphologies' kernels on the step's stream */
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
     unsetenv("SE_GEN_STREAMS");
