@@ -1,5 +1,5 @@
 #!/bin/bash
-# Prepared in session 14 for the next session (about 3-4 minutes): gen's warp kernels with each
+# Prepared in session 14 for the next session (about 4 minutes): gen's warp kernels with each
 # warp's y in registers for only the last R rows it eliminates (warp 0's trunk included), the
 # earlier ones in shared memory (SE_GEN_WARP_REG_ROWS=R, session 14, host-run in CI, not yet on a
 # GPU). ptxas on the development machine (docs/gpu.md "What is left"), 128 registers: big-low's
@@ -16,6 +16,14 @@ for rows in -1 64 48 32 24; do
   echo "== SE_GEN_WARP_REG_ROWS=$rows (at ${SECONDS}s)" >> $S
   SE_GEN_WARP_REG_ROWS=$rows SE_GEN_VERBOSE=1 timeout 60 build-dev/src/simengine-bench step \
     --classes medium-high,big-low,big-high --six 256000 --neurons 256000 --steps 10 --cpu 0 \
+    --mixed 0 --huge-swc "" --only gen >> $S 2>&1
+done
+# medium-low with 4 warps (by default a thread per cell: its chains wanted more warps per
+# multiprocessor than 224 registers allow; ptxas: 168 / 128 / 96 registers at R = 48 / 32 / 16)
+for rows in -1 48 32 16; do
+  echo "== SE_GEN_WARPS=4 SE_GEN_WARP_REG_ROWS=$rows (at ${SECONDS}s)" >> $S
+  SE_GEN_WARPS=4 SE_GEN_WARP_REG_ROWS=$rows SE_GEN_VERBOSE=1 timeout 40 \
+    build-dev/src/simengine-bench step --classes medium-low --neurons 256000 --steps 10 --cpu 0 \
     --mixed 0 --huge-swc "" --only gen >> $S 2>&1
 done
 grep -E "^==|cuda gen|rror|shared per block" $S | sed 's/(at [0-9]*s)//' | cut -c1-300
