@@ -1309,9 +1309,11 @@ int se_neurons_gen_attach(const struct se_neurons *e, int device, const int64_t 
     if (kk->smem > (size_t)smem_max)
       rc = se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__,
                         "the gen kernel of morphology %d (%d compartments) needs %zu B of shared "
-                        "memory per block, more than device %d's %d B: raise SE_GEN_REG_ROWS or "
-                        "use --gpu-kernel coop", (int)list[k], morphology_rows(e, list[k]),
-                        kk->smem, device, smem_max);
+                        "memory per block, more than device %d's %d B: raise %s or use "
+                        "--gpu-kernel coop", (int)list[k], morphology_rows(e, list[k]), kk->smem,
+                        device, smem_max,
+                        plans[k].warps > 1 ? "SE_GEN_WARP_REG_ROWS (or unset it)"
+                                           : "SE_GEN_REG_ROWS");
     else if (g->in_order)
       kk->threads = e->n_cells;
     else
