@@ -171,7 +171,6 @@ static int register_rows(int n, const se_gen_options *opt) {
   return r < n ? r : n;
 }
 
-/* Morphology m's hh rows and clamped compartments (over its cells). */
 /* The leaves (rows without children) of morphology m of n rows; n when out of memory. */
 static int morphology_leaves(const struct se_neurons *e, int32_t m, int n) {
   const int32_t *parent = e->topology[m].parent;
@@ -188,6 +187,7 @@ static int morphology_leaves(const struct se_neurons *e, int32_t m, int n) {
   return leaves;
 }
 
+/* Morphology m's hh rows and clamped compartments (over its cells). */
 static void morphology_counts(const struct se_neurons *e, int32_t m, int *n_hh, int *n_clamp) {
   const int n = morphology_rows(e, m);
   const uint8_t *hh = e->topology[m].has_hh;
@@ -209,10 +209,6 @@ static int split_rule(const se_gen_options *opt, int n_hh, int n_clamp) {
   return opt->hh_split && n_hh > 0 && n_clamp <= SE_GEN_MAX_CLAMP_ROWS;
 }
 
-/* The warps per block of an n-row morphology's kernel from its counts (se_neurons_gen_warps): 1,
- * or opt's count (by default 1 up to 128 rows, else 4: docs/bench/s13_warps_h200.txt) where its
- * clamp currents stay in registers and its hh rows (if any) are split off or, with warp_hh,
- * computed by the kernel's warps. */
 /* Rows per leaf at or above which a morphology counts as one of long unbranched sections (the
  * synthetic "low" classes have 13-20, the "high" ones 4-5). */
 #define SE_GEN_LONG_SECTIONS 8
@@ -360,6 +356,15 @@ static void plan_rules(const struct se_neurons *e, int32_t m, const se_gen_optio
   p->warp = p->piece = NULL;
 }
 
+/* The rows that each warp of p's partition eliminates (warp 0's with the trunk) in
+ * count[0 .. p->warps). */
+static void warp_rows(const gen_plan *p, int *count) {
+  for (int w = 0; w < p->warps; w++)
+    count[w] = 0;
+  for (int i = 0; i < p->n; i++)
+    count[p->warp[i] >= 0 ? p->warp[i] : 0]++;
+}
+
 static void plan_free(gen_plan *p) {
   free(p->warp);
   free(p->piece);
@@ -379,17 +384,19 @@ static int morphology_plan(const struct se_neurons *e, int32_t m, const se_gen_o
                                                   p->cut, p->warp, p->piece, &p->trunk,
                                                   &p->most)
                                  : -1;
-  if (p->slots >= 0) {
-    /* with warp_reg_rows R, each warp's rows (warp 0's with the trunk) beyond R */
-    int *count = opt->warp_reg_rows >= 0 ? calloc((size_t)p->warps, sizeof *count) : NULL;
-    for (int i = 0; count && i < p->n; i++)
-      count[p->warp[i] >= 0 ? p->warp[i] : 0]++;
+  if (p->slots >= 0 && opt->warp_reg_rows >= 0) {
+    /* with warp_reg_rows R, each warp's rows beyond R keep y in shared memory */
+    int *count = calloc((size_t)p->warps, sizeof *count);
+    if (count)
+      warp_rows(p, count);
+    else
+      p->slots = -1;
     for (int w = 0; count && w < p->warps; w++)
       p->smem_rows += count[w] > opt->warp_reg_rows ? count[w] - opt->warp_reg_rows : 0;
     free(count);
-    if (count || opt->warp_reg_rows < 0)
-      return SE_OK;
   }
+  if (p->slots >= 0)
+    return SE_OK;
   plan_free(p);
   return se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
                       "out of memory partitioning a morphology of %d rows", p->n);
@@ -779,7 +786,7 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
   /* the children of row i: kid[first[i] .. first[i + 1]) */
   int *first = calloc((size_t)n + 1, sizeof *first), *kid = calloc((size_t)n, sizeof *kid);
   y_home *home = calloc((size_t)n, sizeof *home);
-  int *per_warp = calloc(2 * (size_t)plan->warps, sizeof *per_warp); /* rows, rows so far */
+  int *per_warp = calloc(2 * (size_t)plan->warps, sizeof *per_warp); /* warp_rows, so far */
   int rc = SE_OK;
   text t = *out;
   if (!order || !hh_index || !clamp_index || !parent || !first || !kid || !home || !per_warp) {
@@ -821,8 +828,8 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
    * pieces', then warp 0's trunk's) in registers, the earlier ones in shared-memory slots: as
    * many as the plan counted */
   const int R = opt->warp_reg_rows;
-  for (int i = 0; warps > 1 && R >= 0 && i < n; i++)
-    per_warp[home[i].warp]++;
+  if (warps > 1 && R >= 0)
+    warp_rows(plan, per_warp);
   for (int pass = 0; warps > 1 && R >= 0 && pass < 2; pass++)
     for (int k = 0; k < n; k++) {
       const int i = order[k], w = home[i].warp;
@@ -832,8 +839,10 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
       }
     }
   /* shared memory per thread: the y slots, then b and dg of the hh rows of one chunk
-   * (se_neurons_gen_smem) */
-  const int hh_slot = slots;
+   * (se_neurons_gen_smem); with warps per cell of a block (plan_smem), after the pieces' y, f and
+   * parent x, the hh rows' b and dg (hh_in_block), then the y slots */
+  const int hh_slot = slots, warp_hh_base = 3 * plan->slots * 32,
+            warp_y_base = warp_hh_base + (plan->hh_in_block ? 2 * n_hh * 32 : 0);
 
   /* with warps, the plan's blocks per multiprocessor for ptxas's register budget */
   char min_blocks[16] = "";
@@ -913,9 +922,8 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
           (long long)W, (long long)W, (long long)W);
     put(&t, "  double *const sr = se_gen_smem + (threadIdx.x & 31), *const sf = sr + %d,"
             " *const sx = sf + %d;\n", plan->slots * 32, plan->slots * 32);
-    if (plan->smem_rows > 0) /* the rows' y after the pieces' and the hh rows' slots */
-      put(&t, "  double *const sy = sr + %d;\n",
-          (3 * plan->slots + (plan->hh_in_block ? 2 * n_hh : 0)) * 32);
+    if (plan->smem_rows > 0)
+      put(&t, "  double *const sy = sr + %d;\n", warp_y_base);
   }
   put(&t, "  double *const V = v + s0, *const R = rhs + s0, *const D = diag + s0;\n");
   if (warps == 1)
@@ -952,7 +960,7 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
   if (warps > 1 && plan->hh_in_block) {
     /* the hh rows first, row j by warp j % warps for the block's 32 cells (the deferred gate
      * update with them), b and dg to shared memory after the pieces' slots; barrier 3 */
-    put(&t, "  double *const sh = sr + %d;\n", 3 * plan->slots * 32);
+    put(&t, "  double *const sh = sr + %d;\n", warp_hh_base);
     put_hh_loop(&t, (int)m, "w", n_hh, warps, "live", "sh", 0);
     put(&t, "  SE_GEN_BAR(3, %d);\n", 32 * warps);
   }

@@ -704,6 +704,22 @@ static int run_gen_host(se_test_state *st, const se_neuron_model *m, int width, 
  * group) compiled for sm_90 with every y in shared memory and with every y in registers (and
  * the hh rows split off where its clamps allow: morphology 0's), then with a warp per subtree
  * (8 per block) where its clamps allow. */
+/* m: one cell of each of mo[0 .. n) over 1 ms at 0.025 ms, the prep biophysics over 5 regions
+ * (gen's applicability and rule checks). */
+static void one_cell_each(se_neuron_model *m, const se_morphology *mo, int n) {
+  se_error err = {0};
+  int64_t *ones = se_test_calloc((size_t)n, sizeof *ones);
+  for (int k = 0; k < n; k++)
+    ones[k] = 1;
+  se_neuron_model_init(m);
+  m->dt = 0.025;
+  m->tstop = 1.0;
+  se_test_ok(se_neuron_model_set_cells(m, n, mo, ones, &err), &err, "se_neuron_model_set_cells");
+  se_test_ok(se_biophysics_alloc(&m->bio, 5, &err), &err, "se_biophysics_alloc");
+  se_biophysics_set_prep_defaults(&m->bio);
+  free(ones);
+}
+
 /* gen's default rule (cuda/neurons_gen.c warps_rule, docs/gpu.md "Session 14") on the six synthetic
  * classes, one cell each with soma hh: 4 warps with the hh rows in the block up to 128 rows, a
  * thread per cell for long sections up to 512 rows (medium-low), 4 warps up to 512 rows, else 8;
@@ -717,14 +733,8 @@ static void check_gen_rule(se_test_state *st) {
     se_error err = {0};
     se_morphology mo = {0};
     se_neuron_model m;
-    int64_t one = 1;
-    se_neuron_model_init(&m);
-    m.dt = 0.025;
-    m.tstop = 1.0;
     se_test_ok(se_morphology_synthetic(cls[k], 1, &mo, &err), &err, cls[k]);
-    se_test_ok(se_neuron_model_set_cells(&m, 1, &mo, &one, &err), &err, "set cells");
-    se_test_ok(se_biophysics_alloc(&m.bio, 5, &err), &err, "biophysics");
-    se_biophysics_set_prep_defaults(&m.bio);
+    one_cell_each(&m, &mo, 1);
     se_neurons_options opt = se_neurons_default_options();
     opt.interleave_width = 32;
     se_neurons_t e = NULL;
@@ -771,13 +781,7 @@ static void check_gen_source(se_test_state *st, const se_neuron_model *mixed,
   const int32_t pas[] = {3};
   random_tree(&big, SE_GEN_MAX_ROWS + 1, 0.5, pas, 1, &rng);
   se_neuron_model mb;
-  se_neuron_model_init(&mb);
-  mb.dt = 0.025;
-  mb.tstop = 1.0;
-  int64_t one = 1;
-  se_test_ok(se_neuron_model_set_cells(&mb, 1, &big, &one, &err), &err, "set_cells (big)");
-  se_test_ok(se_biophysics_alloc(&mb.bio, 5, &err), &err, "biophysics (big)");
-  se_biophysics_set_prep_defaults(&mb.bio);
+  one_cell_each(&mb, &big, 1);
   se_test_ok(se_neurons_create(&mb, 0, 1, &opt, &e, &err), &err, "create (big)");
   SE_EXPECT(st, !se_neurons_gen_applicable(e, why, sizeof why) && strstr(why, "1025"),
             "a morphology of %d compartments: applicable or no size in '%s'", SE_GEN_MAX_ROWS + 1,
@@ -788,18 +792,11 @@ static void check_gen_source(se_test_state *st, const se_neuron_model *mixed,
   /* more morphologies than it compiles kernels for: refused with the count */
   enum { MANY = SE_GEN_MAX_MORPHOLOGIES + 1 };
   se_morphology many[MANY];
-  int64_t ones[MANY];
   for (int k = 0; k < MANY; k++) {
-    ones[k] = 1;
     se_test_ok(se_morphology_synthetic("small-high", 1 + (uint64_t)k, &many[k], &err), &err,
                "small-high");
   }
-  se_neuron_model_init(&mb);
-  mb.dt = 0.025;
-  mb.tstop = 1.0;
-  se_test_ok(se_neuron_model_set_cells(&mb, MANY, many, ones, &err), &err, "set_cells (many)");
-  se_test_ok(se_biophysics_alloc(&mb.bio, 5, &err), &err, "biophysics (many)");
-  se_biophysics_set_prep_defaults(&mb.bio);
+  one_cell_each(&mb, many, MANY);
   se_test_ok(se_neurons_create(&mb, 0, MANY, &opt, &e, &err), &err, "create (many)");
   char count_text[16];
   snprintf(count_text, sizeof count_text, "%d morphologies", (int)MANY);
