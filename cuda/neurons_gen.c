@@ -219,18 +219,12 @@ static int hh_in_block_rule(const se_gen_options *opt, int n, int n_hh) {
   return n_hh > 0 && (opt->warp_hh == 1 || (opt->warp_hh == -1 && n <= 128));
 }
 
-/* The warps per block of a morphology of n rows, n_leaves leaves, n_hh hh rows, n_clamp clamped
- * rows under opt. By default (docs/gpu.md "Session 14", measured on the six classes): 4 up to 128
- * rows; a thread per cell for long sections up to 512 rows (their pieces are chains that the one
- * thread's list schedule interleaves); 4 up to 512 rows; else 8. A warp kernel needs its clamp
- * currents in registers and its hh rows split off or computed by its warps. */
-static int warps_rule(const se_gen_options *opt, int n, int n_leaves, int n_hh, int n_clamp) {
-  const int long_sections = n >= SE_GEN_LONG_SECTIONS * n_leaves;
-  const int k = opt->warps >= 0           ? opt->warps
-                : n <= 128                ? 4
-                : n <= 512 && long_sections ? 1
-                : n <= 512                ? 4
-                                          : 8;
+/* The warps per block of a morphology of n rows, n_hh hh rows, n_clamp clamped rows under opt.
+ * By default (docs/gpu.md "Session 14" and "Session 15", measured on the six classes): 4 up to
+ * 512 rows, else 8. A warp kernel needs its clamp currents in registers and its hh rows split off
+ * or computed by its warps. */
+static int warps_rule(const se_gen_options *opt, int n, int n_hh, int n_clamp) {
+  const int k = opt->warps >= 0 ? opt->warps : n <= 512 ? 4 : 8;
   return k >= 2 && n_clamp <= SE_GEN_MAX_CLAMP_ROWS &&
                  (n_hh == 0 || hh_in_block_rule(opt, n, n_hh) || split_rule(opt, n_hh, n_clamp))
              ? k
@@ -335,6 +329,7 @@ typedef struct gen_plan {
   int min_blocks; /* with warps: __launch_bounds__'s blocks per multiprocessor (0: none) */
   int cut;        /* with warps: warp_partition's cut */
   int slots;  /* with warps: the piece roots outside warp 0 (3 shared doubles each per cell) */
+  int reg_rows; /* with warps: the last rows of each warp whose y stays in registers, -1 all */
   int smem_rows; /* with warps: the rows whose y lives in shared memory (1 double per cell) */
   int trunk, most; /* with warps: the trunk's rows, the most piece rows of a warp */
   int *warp, *piece; /* with warps: warp_partition's warp and slot of each row (else NULL) */
@@ -345,7 +340,16 @@ static void plan_rules(const struct se_neurons *e, int32_t m, const se_gen_optio
                        gen_plan *p) {
   p->n = morphology_rows(e, m);
   morphology_counts(e, m, &p->n_hh, &p->n_clamp);
-  p->warps = warps_rule(opt, p->n, morphology_leaves(e, m, p->n), p->n_hh, p->n_clamp);
+  p->warps = warps_rule(opt, p->n, p->n_hh, p->n_clamp);
+  /* y in registers for the last rows of each warp (docs/gpu.md "Session 15", measured): all up
+   * to 128 rows; 32 for long sections up to 512 rows (4 blocks per multiprocessor at 128
+   * registers); else 48 (no spills for more than 512 rows) */
+  const int long_sections = p->n >= SE_GEN_LONG_SECTIONS * morphology_leaves(e, m, p->n);
+  p->reg_rows = p->warps < 2                         ? -1
+                : opt->warp_reg_rows >= 0            ? opt->warp_reg_rows
+                : p->n <= 128                        ? -1
+                : p->n <= 512 && long_sections       ? 32
+                                                     : 48;
   p->hh_in_block = p->warps > 1 && hh_in_block_rule(opt, p->n, p->n_hh);
   p->min_blocks = opt->warp_min_blocks >= 0        ? opt->warp_min_blocks
                   : p->warps > 4 && p->warps <= 8 ? 2
@@ -371,6 +375,19 @@ static void plan_free(gen_plan *p) {
   p->warp = p->piece = NULL;
 }
 
+/* se_neurons_gen_smem from a plan: with warps the piece roots' y, f and parent's x (and b and dg
+ * of each hh row computed in the block); else the y of the rows not in registers, and unless
+ * split, b and dg of each hh row (of a chunk). */
+static size_t plan_smem(const gen_plan *p, const se_gen_options *opt) {
+  if (p->warps > 1)
+    return (size_t)(3 * p->slots + (p->hh_in_block ? 2 * p->n_hh : 0) + p->smem_rows) * 32 *
+           sizeof(double);
+  const int held = p->split                                        ? 0
+                   : opt->hh_chunk > 0 && opt->hh_chunk < p->n_hh ? opt->hh_chunk
+                                                                  : p->n_hh;
+  return (size_t)(p->n - register_rows(p->n, opt) + 2 * held) * 32 * sizeof(double);
+}
+
 /* The plan of morphology m, with warps its partition (plan_free frees it); SE_ERR_NOMEM (err may
  * be NULL) when out of memory. */
 static int morphology_plan(const struct se_neurons *e, int32_t m, const se_gen_options *opt,
@@ -384,15 +401,23 @@ static int morphology_plan(const struct se_neurons *e, int32_t m, const se_gen_o
                                                   p->cut, p->warp, p->piece, &p->trunk,
                                                   &p->most)
                                  : -1;
-  if (p->slots >= 0 && opt->warp_reg_rows >= 0) {
-    /* with warp_reg_rows R, each warp's rows beyond R keep y in shared memory */
+  if (p->slots >= 0 && p->reg_rows >= 0) {
+    /* each warp's rows beyond reg_rows keep y in shared memory; the rule's reg_rows grows by 16
+     * until the kernel fits in SE_GEN_AUTO_MAX_SMEM (at worst every y in registers) */
     int *count = calloc((size_t)p->warps, sizeof *count);
     if (count)
       warp_rows(p, count);
     else
       p->slots = -1;
-    for (int w = 0; count && w < p->warps; w++)
-      p->smem_rows += count[w] > opt->warp_reg_rows ? count[w] - opt->warp_reg_rows : 0;
+    while (count) {
+      p->smem_rows = 0;
+      for (int w = 0; w < p->warps; w++)
+        p->smem_rows += count[w] > p->reg_rows ? count[w] - p->reg_rows : 0;
+      if (opt->warp_reg_rows >= 0 || p->smem_rows == 0 ||
+          plan_smem(p, opt) <= SE_GEN_AUTO_MAX_SMEM)
+        break;
+      p->reg_rows += 16;
+    }
     free(count);
   }
   if (p->slots >= 0)
@@ -418,19 +443,6 @@ static void plans_free(gen_plan *plans, int count) {
   for (int k = 0; plans && k < count; k++)
     plan_free(&plans[k]);
   free(plans);
-}
-
-/* se_neurons_gen_smem from a plan: with warps the piece roots' y, f and parent's x (and b and dg
- * of each hh row computed in the block); else the y of the rows not in registers, and unless
- * split, b and dg of each hh row (of a chunk). */
-static size_t plan_smem(const gen_plan *p, const se_gen_options *opt) {
-  if (p->warps > 1)
-    return (size_t)(3 * p->slots + (p->hh_in_block ? 2 * p->n_hh : 0) + p->smem_rows) * 32 *
-           sizeof(double);
-  const int held = p->split                                        ? 0
-                   : opt->hh_chunk > 0 && opt->hh_chunk < p->n_hh ? opt->hh_chunk
-                                                                  : p->n_hh;
-  return (size_t)(p->n - register_rows(p->n, opt) + 2 * held) * 32 * sizeof(double);
 }
 
 int se_neurons_gen_split(const struct se_neurons *e, int32_t m, const se_gen_options *opt) {
@@ -824,10 +836,10 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
     home[i].trunk = warps > 1 && plan->warp[i] < 0;
     home[i].piece = warps > 1 ? plan->piece[i] : -1;
   }
-  /* with warps and warp_reg_rows R, each warp keeps the y of the last R rows it eliminates (its
+  /* with warps and reg_rows R, each warp keeps the y of the last R rows it eliminates (its
    * pieces', then warp 0's trunk's) in registers, the earlier ones in shared-memory slots: as
    * many as the plan counted */
-  const int R = opt->warp_reg_rows;
+  const int R = plan->reg_rows;
   if (warps > 1 && R >= 0)
     warp_rows(plan, per_warp);
   for (int pass = 0; warps > 1 && R >= 0 && pass < 2; pass++)
@@ -1314,6 +1326,7 @@ int se_neurons_gen_attach(const struct se_neurons *e, int device, const int64_t 
     kk->smem = plan_smem(&plans[k], &opt);
     kk->n_hh = plans[k].split ? plans[k].n_hh : 0;
     kk->warps = plans[k].warps;
+    kk->reg_rows = plans[k].reg_rows;
     if (kk->smem > (size_t)smem_max)
       rc = se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__,
                         "the gen kernel of morphology %d (%d compartments) needs %zu B of shared "
@@ -1343,9 +1356,14 @@ int se_neurons_gen_attach(const struct se_neurons *e, int device, const int64_t 
             g->n == 1 ? "y" : "ies", strlen(source), cubin_size,
             cached ? "from the cache" : "compiled");
     for (int k = 0; k < g->n; k++)
-      fprintf(stderr, " %d rows: %zu B shared per block, %d warp%s per 32 cells%s;",
+    {
+      fprintf(stderr, " %d rows: %zu B shared per block, %d warp%s per 32 cells%s",
               morphology_rows(e, g->k[k].morphology), g->k[k].smem, g->k[k].warps,
               g->k[k].warps == 1 ? "" : "s", g->k[k].n_hh > 0 ? ", hh rows split off" : "");
+      if (g->k[k].reg_rows >= 0)
+        fprintf(stderr, ", y in registers for the last %d rows of each warp", g->k[k].reg_rows);
+      fprintf(stderr, ";");
+    }
     fprintf(stderr, "\n");
   }
   free(source);

@@ -48,6 +48,8 @@ typedef struct se_gen_kernel {
   int n_hh;              /* the currents kernel's hh rows (grid.y); 0 without one */
   int warps;             /* warps per block of 32 cells: 1 (a thread per cell) or a warp per
                             subtree (se_neurons_gen_warps) */
+  int reg_rows;          /* with warps: the last rows of each warp whose y stays in registers
+                            (-1: all), the rest in shared memory */
 } se_gen_kernel;
 
 /* The compiled step: one library, a kernel per morphology with cells. */
@@ -71,8 +73,7 @@ typedef struct se_gen_step {
  * the rhs and diag slots (SE_GEN_HH_SPLIT, default 1; only for morphologies whose clamp
  * currents stay in registers, se_neurons_gen_split), warps: a warp per subtree and K warps per
  * block of 32 cells (SE_GEN_WARPS; default -1, the rule measured best on the six classes
- * (docs/gpu.md "Session 14"): 4 up to 128 rows, a thread per cell up to 512 rows for long
- * unbranched sections (at least 8 rows per leaf), 4 up to 512 rows, else 8; 0 or 1: a thread per
+ * (docs/gpu.md "Session 14" and "Session 15"): 4 up to 512 rows, else 8; 0 or 1: a thread per
  * cell; se_neurons_gen_warps), warp_cut: the warps' partition, 1 the threshold that makes the
  * trunk plus the most piece rows of a warp fewest, 0 the threshold n / K with warp 0 starting
  * with the trunk (SE_GEN_WARP_CUT, default -1: 0 up to 128 rows, else 1, measured),
@@ -83,8 +84,9 @@ typedef struct se_gen_step {
  * in shared memory, instead of split off (SE_GEN_WARP_HH, default -1: up to 128 rows, measured;
  * 0 never, 1 always), warp_reg_rows: with warps, each warp keeps the y of only the last R rows
  * it eliminates (warp 0's trunk included) in registers, the earlier ones in shared memory
- * (SE_GEN_WARP_REG_ROWS=R, default -1: all in registers; session 14, not yet measured: meant to
- * replace the big classes' register spills), a compiler
+ * (SE_GEN_WARP_REG_ROWS=R, default -1: all up to 128 rows, 32 for long sections up to 512
+ * rows, else 48, raised by 16 until the kernel fits in SE_GEN_AUTO_MAX_SMEM; measured, docs/gpu.md
+ * "Session 15"; a value at least the rows keeps every y in registers), a compiler
  * barrier every window rows keeps the loads from being hoisted into spills (SE_GEN_WINDOW,
  * default 8, 0 none), contract: FMA contraction (SE_GEN_FMAD, default 0 as the engine's kernels,
  * docs/model.md); and a launch choice, streams: several morphologies' kernels on a stream each,

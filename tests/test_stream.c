@@ -727,8 +727,12 @@ static void one_cell_each(se_neuron_model *m, const se_morphology *mo, int n) {
 static void check_gen_rule(se_test_state *st) {
   static const char *const cls[6] = {"small-low",  "small-high", "medium-low",
                                      "medium-high", "big-low",   "big-high"};
-  static const int warps[6] = {4, 4, 1, 4, 8, 8};
+  static const int warps[6] = {4, 4, 4, 4, 8, 8};
   const se_gen_options go = se_gen_options_from_env();
+  se_gen_options all_in_registers = go, two_warps = go, two_warps_48 = go;
+  all_in_registers.warp_reg_rows = SE_GEN_MAX_ROWS;
+  two_warps.warps = two_warps_48.warps = 2;
+  two_warps_48.warp_reg_rows = 48;
   for (int k = 0; k < 6; k++) {
     se_error err = {0};
     se_morphology mo = {0};
@@ -743,6 +747,21 @@ static void check_gen_rule(se_test_state *st) {
     SE_EXPECT(st, w == warps[k] && split == (mo.n_compartments > 128),
               "gen's rule on %s (%d rows): %d warps (want %d), hh rows split off %d", cls[k],
               mo.n_compartments, w, warps[k], split);
+    /* above 128 rows the y of each warp's earlier rows in shared memory, within the auto
+     * choice's limit; with 2 warps on the big classes 48 rows in registers would need more, so
+     * the rule keeps more */
+    const size_t smem = se_neurons_gen_smem(e, 0, &go),
+                 smem_all = se_neurons_gen_smem(e, 0, &all_in_registers);
+    SE_EXPECT(st, smem <= SE_GEN_AUTO_MAX_SMEM && (smem > smem_all) == (mo.n_compartments > 128),
+              "gen's rule on %s: %zu B of shared memory per block (%zu B with every y in "
+              "registers)", cls[k], smem, smem_all);
+    if (mo.n_compartments > 512) {
+      const size_t smem2 = se_neurons_gen_smem(e, 0, &two_warps),
+                   smem2_48 = se_neurons_gen_smem(e, 0, &two_warps_48);
+      SE_EXPECT(st, smem2_48 > SE_GEN_AUTO_MAX_SMEM && smem2 <= SE_GEN_AUTO_MAX_SMEM,
+                "gen's rule on %s with 2 warps: %zu B per block (%zu B with 48 rows per warp "
+                "in registers)", cls[k], smem2, smem2_48);
+    }
     se_neurons_destroy(e);
     se_neuron_model_free(&m);
     se_morphology_free(&mo);
@@ -891,13 +910,13 @@ int main(void) {
     run_gen_host(&st, &m, 32, "the 8 morphologies together, hh rows in chunks of 3", NULL);
     unsetenv("SE_GEN_HH_CHUNK");
     unsetenv("SE_GEN_HH_SPLIT");
-    /* a thread per cell, the hh rows split off (by default for long sections of 129-512 rows) */
+    /* a thread per cell, the hh rows split off */
     SE_EXPECT(&st, run_gen_host(&st, &mono[0], 32, "morphology 0 alone, hh rows split off", NULL) ==
                        1, "morphology 0: hh rows not split off");
     unsetenv("SE_GEN_WARPS");
-    /* by default a warp per subtree for all 8 (none has long sections of 129-512 rows), the hh
-     * rows computed by the warps up to 128 rows, split off above (3 of the 8: 319, 200 and 150
-     * rows), through the group tables; medium-high alone in cell order (37 cells: 27 lanes of the
+    /* by default a warp per subtree for all 8, the hh rows computed by the warps up to 128
+     * rows, split off above (3 of the 8: 319, 200 and 150 rows, the y of each warp's rows before
+     * its last 48 in shared memory), through the group tables; medium-high alone in cell order (37 cells: 27 lanes of the
      * second block past the cells) */
     se_neuron_model soma;
     build_model(&soma, -1, 0, 0);
