@@ -720,10 +720,10 @@ static void one_cell_each(se_neuron_model *m, const se_morphology *mo, int n) {
   free(ones);
 }
 
-/* gen's default rule (cuda/neurons_gen.c warps_rule, docs/gpu.md "Session 14") on the six synthetic
- * classes, one cell each with soma hh: 4 warps with the hh rows in the block up to 128 rows, a
- * thread per cell for long sections up to 512 rows (medium-low), 4 warps up to 512 rows, else 8;
- * above 128 rows the hh rows split off. */
+/* gen's default rule (cuda/neurons_gen.c warps_rule and plan_rules, docs/gpu.md "Session 15") on
+ * the six synthetic classes, one cell each with soma hh: 4 warps with the hh rows in the block up
+ * to 128 rows, 4 warps up to 512 rows, else 8; above 128 rows the hh rows split off and some y in
+ * shared memory. */
 static void check_gen_rule(se_test_state *st) {
   static const char *const cls[6] = {"small-low",  "small-high", "medium-low",
                                      "medium-high", "big-low",   "big-high"};

@@ -5,7 +5,10 @@
 # Nsight Compute on one launch of the step kernel: warp states (stall reasons), scheduler,
 # occupancy, memory workload; then the same for big-high (1.90x) and medium-low (1.77x, a thread
 # per cell). First checks that ncu reads the counters (KINDS.md: yes on Firecracker, no on
-# gVisor). From the repository root on the device (run tool, carry .devkit).
+# gVisor). From the repository root on the device (run tool, carry .devkit). Ran in session 15's
+# second call with SE_GEN_WARP_REG_ROWS=48 exported for big-low and big-high, SE_GEN_WARPS=4
+# SE_GEN_WARP_REG_ROWS=32 for medium-low (bench/s15_ncu_*_h200.txt): session 15's defaults since,
+# so the plain script measures the same kernels now.
 source .devkit/env.sh
 tools/device/build.sh simengine-bench > $OUT/build.txt 2>&1 || { tail -30 $OUT/build.txt; exit 1; }
 echo "built at ${SECONDS}s"

@@ -7,7 +7,8 @@
 # medium-high (4 warps, no spills) 214 -> 124 registers at R = 48 and 96 at R = 32, so more
 # blocks per multiprocessor. Times the byte floor at 256 000 cells, session 14's defaults
 # otherwise (-1: every y in registers, the default). From the repository root on the device (run
-# tool, carry .devkit).
+# tool, carry .devkit). Ran in session 15's first call (bench/s15_reg_rows_h200.txt), before the
+# rule it led to: -1 now means the rule, and 1024 keeps every y in registers.
 source .devkit/env.sh
 tools/device/build.sh simengine-bench > $OUT/build.txt 2>&1 || { tail -30 $OUT/build.txt; exit 1; }
 echo "built at ${SECONDS}s"
