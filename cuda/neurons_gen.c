@@ -34,10 +34,6 @@ se_gen_options se_gen_options_from_env(void) {
   o.warp_hh = (int)se_env_long("SE_GEN_WARP_HH", -1);
   o.warp_reg_rows = (int)se_env_long("SE_GEN_WARP_REG_ROWS", -1);
   o.streams = se_env_long("SE_GEN_STREAMS", 1) != 0;
-  const long constants = se_env_long("SE_GEN_CONSTANTS", 0);
-  o.constants = constants == 1 || constants > SE_GEN_CONSTANT_BANK ? SE_GEN_CONSTANT_BANK
-                : constants > 1                                   ? (int)constants
-                                                                  : 0;
   o.contract = se_env_long("SE_GEN_FMAD", 0) != 0;
   if (o.register_rows < -1)
     o.register_rows = -1;
@@ -619,41 +615,15 @@ static void put_hh_loop(text *t, int m, const char *from, int end, int step, con
       from, end, step, m, store, buf, base, buf, base);
 }
 
-/* With opt's constants, the row constants of one morphology's kernels, each value once, for the
- * __constant__ array se_gen_k_<m> that the kernels index instead of writing literals (an FP64
- * literal costs two UMOV instructions per use: 42% of big-low's step kernel); at cap values, the
- * rest stay literals. */
-typedef struct const_pool {
-  double *value;
-  int n, cap, m;
-} const_pool;
-
-/* Writes x: the pool's element (added unless there), else a literal (no pool, or full). */
-static void put_const(text *t, const_pool *k, double x) {
-  int j = k ? k->n - 1 : -1;
-  while (j >= 0 && memcmp(&k->value[j], &x, sizeof x) != 0)
-    j--;
-  if (k && j < 0 && k->n < k->cap) {
-    j = k->n++;
-    k->value[j] = x;
-  }
-  if (j >= 0)
-    put(t, "se_gen_k_%d[%d]", k->m, j);
-  else
-    put(t, "(%.17g)", x);
-}
-
 /* Writes row i's assembly and elimination (fused2's se_stream_eliminate): its b from v, the
  * clamps' current ic and the hh current hb (either "" when none) and its children's y; y = b / d'
  * and, unless DCONST, f = g / d' (d' with the hh conductance hd and the children's pushes). */
 static void put_backward_row(text *t, const se_stream_row *row, int i, int64_t W,
                              const int *first, const int *kid, const y_home *home, const char *hb,
-                             const char *hd, const char *ic, const_pool *k) {
+                             const char *hd, const char *ic) {
   const se_stream_row *r = &row[i];
-  put(t, "  const double v%d = V[%lld];\n  double b%d = ", i, (long long)i * W, i);
-  put_const(t, k, r->a);
-  put(t, " * v%d + ", i);
-  put_const(t, k, r->c);
+  put(t, "  const double v%d = V[%lld];\n  double b%d = (%.17g) * v%d + (%.17g)", i,
+      (long long)i * W, i, r->a, i, r->c);
   if (ic[0] && hb[0])
     put(t, " + (%s + %s)", ic, hb);
   else if (hb[0] || ic[0])
@@ -662,9 +632,7 @@ static void put_backward_row(text *t, const se_stream_row *row, int i, int64_t W
   if (first[i + 1] > first[i]) {
     put(t, "  b%d = b%d + (", i, i);
     for (int q = first[i]; q < first[i + 1]; q++) {
-      put(t, "%s", q > first[i] ? " + " : "");
-      put_const(t, k, row[kid[q]].g);
-      put(t, " * ");
+      put(t, "%s(%.17g) * ", q > first[i] ? " + " : "", row[kid[q]].g);
       put_kid(t, home, kid[q], i, 0);
     }
     put(t, ");\n");
@@ -672,14 +640,11 @@ static void put_backward_row(text *t, const se_stream_row *row, int i, int64_t W
   if (r->meta & SE_STREAM_DCONST) {
     put(t, "  %s", home[i].reg ? "double " : "");
     put_y(t, home, i);
-    put(t, " = b%d * ", i);
-    put_const(t, k, r->d);
-    put(t, ";\n");
+    put(t, " = b%d * (%.17g);\n", i, r->d);
     return;
   }
   /* fused2's order: inv = 1 / (d0 - (pushes)), y = b inv, f = g inv */
-  put(t, "  const double r%d = 1.0 / ((", i);
-  put_const(t, k, r->d);
+  put(t, "  const double r%d = 1.0 / (((%.17g)", i, r->d);
   if (hd[0])
     put(t, " + %s", hd);
   put(t, ")");
@@ -688,37 +653,29 @@ static void put_backward_row(text *t, const se_stream_row *row, int i, int64_t W
     const int c = kid[q];
     if (row[c].meta & SE_STREAM_DCONST)
       continue;
-    put(t, "%s", none ? " - (" : " + ");
-    put_const(t, k, row[c].g);
-    put(t, " * ");
+    put(t, "%s(%.17g) * ", none ? " - (" : " + ", row[c].g);
     put_kid(t, home, c, i, 1);
     none = 0;
   }
   put(t, "%s);\n  %s", none ? "" : ")", home[i].reg ? "double " : "");
   put_y(t, home, i);
   put(t, " = b%d * r%d;\n", i, i);
-  if (i > 0) {
-    put(t, "  const double f%d = ", i);
-    put_const(t, k, r->g);
-    put(t, " * r%d;\n", i);
-  }
+  if (i > 0)
+    put(t, "  const double f%d = (%.17g) * r%d;\n", i, r->g, i);
 }
 
 /* Writes row i's forward substitution, x = y + f x_parent (x_parent: parent_x, else the parent's
  * y), and x's store to v (only by live threads when guarded). */
 static void put_forward_row(text *t, const se_stream_row *row, int i, int64_t W,
-                            const y_home *home, const char *parent_x, int guarded,
-                            const_pool *k) {
+                            const y_home *home, const char *parent_x, int guarded) {
   if (i > 0) {
     put(t, "  ");
     put_y(t, home, i);
     put(t, " = ");
     put_y(t, home, i);
-    if (row[i].meta & SE_STREAM_DCONST) {
-      put(t, " + ");
-      put_const(t, k, row[i].f);
-      put(t, " * ");
-    } else
+    if (row[i].meta & SE_STREAM_DCONST)
+      put(t, " + (%.17g) * ", row[i].f);
+    else
       put(t, " + f%d * ", i);
     if (parent_x)
       put(t, "%s", parent_x);
@@ -760,7 +717,7 @@ static void put_spike_check(text *t, const struct se_neurons *e, const y_home *h
 static void put_warps(text *t, const struct se_neurons *e, const se_stream_row *row, int n,
                       int warps, const int *order, const int *first, const int *kid,
                       const y_home *home, const int *clamp_index, const int *hh_index,
-                      int hh_in_block, int in_order, int window, const_pool *pool) {
+                      int hh_in_block, int in_order, int window) {
   const int64_t W = e->width;
   for (int w = 0; w < warps; w++) {
     put(t, "  %sif (w == %d) {\n", w ? "} else " : "", w);
@@ -787,7 +744,7 @@ static void put_warps(text *t, const struct se_neurons *e, const se_stream_row *
         }
         if (clamp_index[i] >= 0)
           snprintf(ic, sizeof ic, "ic%d", clamp_index[i]);
-        put_backward_row(t, row, i, W, first, kid, home, hb, hd, ic, pool);
+        put_backward_row(t, row, i, W, first, kid, home, hb, hd, ic);
         if (home[i].piece >= 0) {
           put(t, "  sr[%d] = ", home[i].piece * 32);
           put_y(t, home, i);
@@ -802,7 +759,7 @@ static void put_warps(text *t, const struct se_neurons *e, const se_stream_row *
     if (w == 0) { /* the trunk's forward substitution, then each piece root's parent's x */
       for (int k = n - 1; k >= 0; k--)
         if (home[order[k]].trunk)
-          put_forward_row(t, row, order[k], W, home, NULL, 1, pool);
+          put_forward_row(t, row, order[k], W, home, NULL, 1);
       for (int i = 1; i < n; i++)
         if (home[i].piece >= 0) {
           put(t, "  sx[%d] = ", home[i].piece * 32);
@@ -818,7 +775,7 @@ static void put_warps(text *t, const struct se_neurons *e, const se_stream_row *
       char px[32] = "";
       if (home[i].piece >= 0)
         snprintf(px, sizeof px, "sx[%d]", home[i].piece * 32);
-      put_forward_row(t, row, i, W, home, px[0] ? px : NULL, 1, pool);
+      put_forward_row(t, row, i, W, home, px[0] ? px : NULL, 1);
     }
     if (w == 0)
       put_spike_check(t, e, home, in_order, 1);
@@ -831,7 +788,7 @@ static void put_warps(text *t, const struct se_neurons *e, const se_stream_row *
  * morphology's group table. */
 static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tables *tab,
                       int32_t m, const gen_plan *plan, int in_order, const se_gen_options *opt,
-                      int *const_budget, se_error *err) {
+                      se_error *err) {
   const int n = plan->n;
   const int64_t W = e->width, mb = e->topology[m].base;
   const se_stream_row *row = tab->rows + mb;
@@ -842,17 +799,9 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
   int *first = calloc((size_t)n + 1, sizeof *first), *kid = calloc((size_t)n, sizeof *kid);
   y_home *home = calloc((size_t)n, sizeof *home);
   int *per_warp = calloc(2 * (size_t)plan->warps, sizeof *per_warp); /* warp_rows, so far */
-  /* with const_budget (values left in the constant bank), the row constants go to a pool, and
-   * the kernels, written to t, follow its array */
-  const_pool pool_store = {NULL, 0, const_budget ? *const_budget : 0, (int)m}, *pool = NULL;
-  if (pool_store.cap > 0) {
-    pool_store.value = malloc((size_t)pool_store.cap * sizeof *pool_store.value);
-    pool = &pool_store;
-  }
   int rc = SE_OK;
-  text t = {0};
-  if (!order || !hh_index || !clamp_index || !parent || !first || !kid || !home || !per_warp ||
-      (pool && !pool->value)) {
+  text t = *out;
+  if (!order || !hh_index || !clamp_index || !parent || !first || !kid || !home || !per_warp) {
     rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
                       "out of memory for the generated kernel of %d rows", n);
     goto done;
@@ -1029,7 +978,7 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
   }
   if (warps > 1) {
     put_warps(&t, e, row, n, warps, order, first, kid, home, clamp_index, hh_index,
-              plan->hh_in_block, in_order, opt->window, pool);
+              plan->hh_in_block, in_order, opt->window);
     put(&t, "}\n");
     goto done;
   }
@@ -1061,11 +1010,11 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
       snprintf(ic, sizeof ic, "ic%d", clamp_index[i]);
     else if (clamp_index[i] >= 0)
       snprintf(ic, sizeof ic, "R[%lld]", (long long)i * W);
-    put_backward_row(&t, row, i, W, first, kid, home, hb, hd, ic, pool);
+    put_backward_row(&t, row, i, W, first, kid, home, hb, hd, ic);
   }
   /* forward: x = y + f x_parent, parents first; x to v */
   for (int k = n - 1; k >= 0; k--)
-    put_forward_row(&t, row, order[k], W, home, NULL, 0, pool);
+    put_forward_row(&t, row, order[k], W, home, NULL, 0);
   put_spike_check(&t, e, home, in_order, 0);
   put(&t, "}\n");
 done:
@@ -1077,18 +1026,7 @@ done:
   free(parent);
   free(home);
   free(per_warp);
-  if (pool && pool->n > 0) {
-    put(out, "__constant__ double se_gen_k_%d[%d] = { // the row constants\n", (int)m, pool->n);
-    for (int j = 0; j < pool->n; j++)
-      put(out, "%.17g,%s", pool->value[j], j % 4 == 3 || j == pool->n - 1 ? "\n" : " ");
-    put(out, "};\n");
-    *const_budget -= pool->n;
-  }
-  free(pool_store.value);
-  put(out, "%s", t.s ? t.s : "");
-  if (t.failed)
-    out->failed = 1;
-  free(t.s);
+  *out = t;
   return rc;
 }
 
@@ -1121,14 +1059,8 @@ static int write_source(const struct se_neurons *e, const se_stream_tables *tab,
           "struct se_gen_group { long long base, thread0; int lanes, pad; };\n",
       count, count == 1 ? "y" : "ies", (long long)e->width, in_order ? ", cells in order" : "",
       e->dt, e->q10);
-  /* with constants, the pools share their bytes with the hh tables */
-  int64_t bank = opt->constants;
-  for (int k = 0; k < count; k++)
-    bank -= (int64_t)plans[k].n_hh * 40; /* se_gen_hh_row */
-  int const_budget = bank > 0 ? (int)(bank / (int64_t)sizeof(double)) : 0;
   for (int k = 0; rc == SE_OK && k < count; k++)
-    rc = put_kernel(&t, e, tab, list[k], &plans[k], in_order, opt,
-                    opt->constants ? &const_budget : NULL, err);
+    rc = put_kernel(&t, e, tab, list[k], &plans[k], in_order, opt, err);
   if (rc == SE_OK && t.failed)
     rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
                       "out of memory writing the generated kernels of %d morphologies", count);

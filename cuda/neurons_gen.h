@@ -89,19 +89,11 @@ typedef struct se_gen_step {
  * "Session 15"; a value at least the rows keeps every y in registers), a compiler
  * barrier every window rows keeps the loads from being hoisted into spills (SE_GEN_WINDOW,
  * default 8, 0 none), contract: FMA contraction (SE_GEN_FMAD, default 0 as the engine's kernels,
- * docs/model.md), constants: the bytes of constant memory for the rows' constants, a
- * __constant__ array per morphology, each value once, instead of FP64 literals, which cost two
- * instructions per use (shared with the hh tables; what does not fit stays literal;
- * SE_GEN_CONSTANTS: 0 literals, the default (session 15, not yet measured), 1
- * SE_GEN_CONSTANT_BANK, N > 1 N bytes); and a launch choice, streams: several morphologies' kernels on a stream each,
+ * docs/model.md); and a launch choice, streams: several morphologies' kernels on a stream each,
  * concurrently (SE_GEN_STREAMS, default 1). */
-/* The generated module's constant memory for the row constants and the hh tables: the 64 KiB
- * bank less 4 KiB of headroom. */
-#define SE_GEN_CONSTANT_BANK (60 * 1024)
-
 typedef struct se_gen_options {
   int register_rows, window, contract, hh_chunk, hh_split, warps, warp_cut, warp_min_blocks,
-      warp_hh, warp_reg_rows, streams, constants;
+      warp_hh, warp_reg_rows, streams;
 } se_gen_options;
 
 /* The options from the environment (defaults above). */

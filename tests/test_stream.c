@@ -28,8 +28,6 @@
 #include "test_models.h"
 
 enum { N_MORPH = 8, COPIES = 3 };
-/* gen's row constants for a part of the 8 morphologies (bytes; check_gen_constants) */
-enum { SE_GEN_TEST_CONSTANTS = 16384 };
 
 /* A random tree of n compartments: parent[i] = i - 1 with probability p_chain, else uniform
  * below i; regions drawn from `regions`. */
@@ -770,45 +768,6 @@ static void check_gen_rule(se_test_state *st) {
   }
 }
 
-/* The values of the generated source's row-constant arrays (se_gen_k_<m>), added up. */
-static long gen_constant_values(const char *src) {
-  long total = 0;
-  for (const char *p = strstr(src, "__constant__ double se_gen_k_"); p;
-       p = strstr(p + 1, "__constant__ double se_gen_k_")) {
-    int m = 0, n = 0;
-    if (sscanf(p, "__constant__ double se_gen_k_%d[%d]", &m, &n) == 2)
-      total += n;
-  }
-  return total;
-}
-
-/* gen's row constants (SE_GEN_CONSTANTS) on the 8 morphologies: none without them; with a
- * budget too small for all, arrays within it and the rest literal (a literal row writes
- * "(a) * v"); with the whole bank, no literal row constant. */
-static void check_gen_constants(se_test_state *st, const se_neuron_model *mixed) {
-  se_error err = {0};
-  se_neurons_options opt = se_neurons_default_options();
-  opt.interleave_width = 32;
-  se_neurons_t e = NULL;
-  se_test_ok(se_neurons_create(mixed, 0, mixed->n_cells, &opt, &e, &err), &err, "create");
-  const int budget[3] = {0, SE_GEN_TEST_CONSTANTS, SE_GEN_CONSTANT_BANK};
-  for (int q = 0; q < 3; q++) {
-    se_gen_options go = se_gen_options_from_env();
-    go.constants = budget[q];
-    char *src = NULL;
-    se_test_ok(se_neurons_gen_source(e, &go, &src, &err), &err, "se_neurons_gen_source");
-    const long values = gen_constant_values(src);
-    const int literal = strstr(src, ") * v") != NULL;
-    SE_EXPECT(st, q == 0   ? values == 0 && literal
-                  : q == 1 ? values > 0 && values * 8 <= budget[q] && literal
-                           : values > 0 && !literal,
-              "gen's constants in %d B: %ld values in arrays, literal rows %d", budget[q], values,
-              literal);
-    free(src);
-  }
-  se_neurons_destroy(e);
-}
-
 static void check_gen_source(se_test_state *st, const se_neuron_model *mixed,
                              const se_neuron_model *mono, int n_mono) {
   se_error err = {0};
@@ -928,7 +887,6 @@ int main(void) {
   build_model(&soma1, 1, 37, 0);
   check_gen_source(&st, &m, mono, N_MORPH);
   check_gen_rule(&st);
-  check_gen_constants(&st, &m);
   /* the host runs (CI's; tools/device/check.sh sets SE_TEST_GEN_HOST=0 to leave the GPU machine's
    * time to the GPU part) */
   const char *host_env = getenv("SE_TEST_GEN_HOST");
@@ -1010,20 +968,6 @@ int main(void) {
     setenv("SE_GEN_WARP_REG_ROWS", "0", 1);
     run_gen_host(&st, &soma1, 32, "medium-high alone, no row in registers", &warp_kernels);
     unsetenv("SE_GEN_WARP_REG_ROWS");
-    /* the rows' constants from __constant__ arrays (SE_GEN_CONSTANTS): some, the rest literal;
-     * then all of them, also with a thread per cell */
-    char constants[16];
-    snprintf(constants, sizeof constants, "%d", SE_GEN_TEST_CONSTANTS);
-    setenv("SE_GEN_CONSTANTS", constants, 1);
-    run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, some row constants in arrays",
-                 &warp_kernels);
-    setenv("SE_GEN_CONSTANTS", "1", 1);
-    run_gen_host(&st, &soma1, 32, "medium-high alone, row constants in an array", NULL);
-    setenv("SE_GEN_WARPS", "1", 1);
-    run_gen_host(&st, &mono[0], 32, "morphology 0 alone, a thread per cell, row constants in "
-                 "an array", NULL);
-    unsetenv("SE_GEN_WARPS");
-    unsetenv("SE_GEN_CONSTANTS");
     se_neuron_model_free(&soma);
   } else {
     printf("gen host runs skipped: SE_TEST_GEN_HOST=0\n");
@@ -1114,10 +1058,6 @@ int main(void) {
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
     run_gen(&st, &soma1, 32);
     unsetenv("SE_GEN_WARP_REG_ROWS");
-    setenv("SE_GEN_CONSTANTS", "1", 1); /* the rows' constants from __constant__ arrays */
-    run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
-    run_gen(&st, &soma1, 32);
-    unsetenv("SE_GEN_CONSTANTS");
     setenv("SE_GEN_STREAMS", "0", 1); /* the 8 morphologies' kernels on the step's stream */
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
     unsetenv("SE_GEN_STREAMS");
