@@ -34,6 +34,7 @@ se_gen_options se_gen_options_from_env(void) {
   o.warp_hh = (int)se_env_long("SE_GEN_WARP_HH", -1);
   o.warp_reg_rows = (int)se_env_long("SE_GEN_WARP_REG_ROWS", -1);
   o.streams = se_env_long("SE_GEN_STREAMS", 1) != 0;
+  o.warp_levels = se_env_long("SE_GEN_WARP_LEVELS", 1) == 2 ? 2 : 1;
   o.contract = se_env_long("SE_GEN_FMAD", 0) != 0;
   if (o.register_rows < -1)
     o.register_rows = -1;
@@ -282,29 +283,120 @@ static int deal_pieces(const int32_t *parent, const int *size, int n, int K, dou
   return slots;
 }
 
+/* Rows a second level of pieces must save on a block's critical path to be taken: about what its
+ * barrier and shared-memory round trip cost. */
+#define SE_GEN_LEVEL_ROWS 4
+
+/* The trunk of deal_pieces's warp (the rows with warp -1) as a tree of its own: row[c] the c-th
+ * trunk row (parents first, as in the tree), cparent its parent's index there, csize the
+ * subtree sizes within the trunk. Returns the trunk's rows. */
+static int trunk_tree(const int32_t *parent, int n, const int *warp, int *row, int32_t *cparent,
+                      int *csize, int *index) {
+  int nt = 0;
+  for (int i = 0; i < n; i++)
+    if (warp[i] < 0) {
+      index[i] = nt;
+      row[nt] = i;
+      cparent[nt] = i > 0 ? index[parent[i]] : -1;
+      csize[nt++] = 0;
+    }
+  for (int c = nt - 1; c >= 0; c--) {
+    csize[c] += 1;
+    if (c > 0)
+      csize[cparent[c]] += csize[c];
+  }
+  return nt;
+}
+
+/* Scratch of warp_partition for n rows and K warps. */
+typedef struct partition_scratch {
+  int *size, *piece, *row, *csize, *cpiece, *cwarp, *cslot, *index;
+  int32_t *cparent;
+  int64_t *load;
+} partition_scratch;
+
+/* With a second level: the fewest rows on a block's critical path (the most level-0 piece rows
+ * of a warp, then the most level-1 rows, then the trunk left), over every pair of thresholds
+ * that are subtree sizes; *T0 and *T1 the pair (ties to the smaller trunk). */
+static int best_two_levels(const int32_t *parent, int n, int K, partition_scratch *s, int *warp,
+                           int *slot, int *T0, int *T1) {
+  int best = -1, best_trunk = 0;
+  /* thresholds below a quarter of a warp's share deal too many pieces to pay */
+  for (int t0 = n / (4 * K) + 1; t0 < n; t0++) {
+    int seen = 0; /* a threshold that no subtree has deals as the next smaller one */
+    for (int i = 0; i < n && !seen; i++)
+      seen = s->size[i] == t0;
+    if (!seen)
+      continue;
+    int trunk0 = 0, most0 = 0;
+    deal_pieces(parent, s->size, n, K, t0, 0, s->piece, s->load, warp, slot, &trunk0, &most0);
+    if (best >= 0 && most0 + 1 >= best)
+      continue;
+    const int nt = trunk_tree(parent, n, warp, s->row, s->cparent, s->csize, s->index);
+    for (int t1 = nt / (4 * K) + 1; t1 < nt; t1++) {
+      int seen1 = 0;
+      for (int c = 0; c < nt && !seen1; c++)
+        seen1 = s->csize[c] == t1;
+      if (!seen1)
+        continue;
+      int trunk1 = 0, most1 = 0;
+      deal_pieces(s->cparent, s->csize, nt, K, t1, 0, s->cpiece, s->load, s->cwarp, s->cslot,
+                  &trunk1, &most1);
+      const int rows = most0 + most1 + trunk1;
+      if (best < 0 || rows < best || (rows == best && trunk1 < best_trunk)) {
+        best = rows;
+        best_trunk = trunk1;
+        *T0 = t0;
+        *T1 = t1;
+      }
+    }
+  }
+  return best;
+}
+
 /* The warp-per-subtree partition of an n-row tree (parent[i] < i) over K warps (deal_pieces's
  * warp and slot): with cut 0 the threshold n / K, warp 0 starting with the trunk (session 13's
  * measured default); with cut 1 the threshold that makes the rows on a block's critical path
  * (the trunk plus the most piece rows of a warp) fewest, ties to the smaller trunk, the pieces
- * dealt without the trunk. Returns the number of slots (*trunk, *most as deal_pieces), or -1
- * out of memory. */
-static int warp_partition(const int32_t *parent, int n, int K, int cut, int *warp, int *slot,
-                          int *trunk, int *most) {
-  int *size = calloc((size_t)n + 1, sizeof *size), *piece = calloc((size_t)n + 1, sizeof *piece);
-  int64_t *load = calloc((size_t)K, sizeof *load);
+ * dealt without the trunk. With cut 1 and levels 2, where it saves more than SE_GEN_LEVEL_ROWS
+ * rows on the critical path, the trunk is dealt in pieces again (level 1, after a barrier) and
+ * only what is left stays warp 0's (best_two_levels); level[i]: 0 or 1 for piece rows, levels
+ * for the trunk's. Returns the number of slots (a slot for each row whose parent another warp
+ * eliminates), or -1 out of memory; *trunk: the trunk's rows, *most: the most piece rows of a
+ * warp (over both levels), *levels: 1 or 2. */
+static int warp_partition(const int32_t *parent, int n, int K, int cut, int max_levels,
+                          int *warp, int *slot, int *level, int *trunk, int *most, int *levels) {
+  partition_scratch s = {0};
+  s.size = calloc((size_t)n + 1, sizeof *s.size);
+  s.piece = calloc((size_t)n + 1, sizeof *s.piece);
+  s.load = calloc((size_t)K, sizeof *s.load);
+  const int two = cut == 1 && max_levels == 2;
+  if (two) {
+    s.row = calloc((size_t)n, sizeof *s.row);
+    s.csize = calloc((size_t)n, sizeof *s.csize);
+    s.cpiece = calloc((size_t)n + 1, sizeof *s.cpiece);
+    s.cwarp = calloc((size_t)n, sizeof *s.cwarp);
+    s.cslot = calloc((size_t)n, sizeof *s.cslot);
+    s.index = calloc((size_t)n, sizeof *s.index);
+    s.cparent = calloc((size_t)n, sizeof *s.cparent);
+  }
   int slots = -1;
-  if (!size || !piece || !load)
+  *levels = 1;
+  if (!s.size || !s.piece || !s.load ||
+      (two && (!s.row || !s.csize || !s.cpiece || !s.cwarp || !s.cslot || !s.index ||
+               !s.cparent)))
     goto done;
   for (int i = n - 1; i >= 0; i--) {
-    size[i] += 1;
+    s.size[i] += 1;
     if (i > 0)
-      size[parent[i]] += size[i];
+      s.size[parent[i]] += s.size[i];
   }
   double T = (double)n / K;
+  int best = -1;
   if (cut == 1) { /* every threshold below n: O(n^2) for n <= 1024 rows, once per attach */
-    int best = -1, best_trunk = 0;
+    int best_trunk = 0;
     for (int t = 1; t < n; t++) {
-      deal_pieces(parent, size, n, K, t, 0, piece, load, warp, slot, trunk, most);
+      deal_pieces(parent, s.size, n, K, t, 0, s.piece, s.load, warp, slot, trunk, most);
       if (best < 0 || *trunk + *most < best || (*trunk + *most == best && *trunk < best_trunk)) {
         best = *trunk + *most;
         best_trunk = *trunk;
@@ -312,11 +404,48 @@ static int warp_partition(const int32_t *parent, int n, int K, int cut, int *war
       }
     }
   }
-  slots = deal_pieces(parent, size, n, K, T, cut != 1, piece, load, warp, slot, trunk, most);
+  int T0 = 0, T1 = 0;
+  if (two && n > 2) {
+    const int best2 = best_two_levels(parent, n, K, &s, warp, slot, &T0, &T1);
+    if (best2 >= 0 && best2 + SE_GEN_LEVEL_ROWS < best) {
+      *levels = 2;
+      T = T0;
+    }
+  }
+  slots = deal_pieces(parent, s.size, n, K, T, cut != 1, s.piece, s.load, warp, slot, trunk,
+                      most);
+  for (int i = 0; i < n; i++)
+    level[i] = warp[i] < 0 ? *levels : 0;
+  if (*levels == 2) { /* the trunk's pieces: level 1, a slot where the parent is another warp's */
+    const int nt = trunk_tree(parent, n, warp, s.row, s.cparent, s.csize, s.index);
+    int most1 = 0;
+    deal_pieces(s.cparent, s.csize, nt, K, T1, 0, s.cpiece, s.load, s.cwarp, s.cslot, trunk,
+                &most1);
+    for (int c = 0; c < nt; c++)
+      if (s.cwarp[c] >= 0) {
+        warp[s.row[c]] = s.cwarp[c];
+        level[s.row[c]] = 1;
+      }
+    *most += most1;
+    for (int i = 1; i < n; i++) /* level-0 piece roots of warp 0 under another warp's rows */
+      if (level[i] == 0 && level[parent[i]] > 0 && slot[i] < 0 && warp[i] == 0 &&
+          warp[parent[i]] > 0)
+        slot[i] = slots++;
+    for (int c = 1; c < nt; c++) /* level-1 piece roots outside warp 0 (their parent: trunk) */
+      if (s.cslot[c] >= 0)
+        slot[s.row[c]] = slots++;
+  }
 done:
-  free(size);
-  free(piece);
-  free(load);
+  free(s.size);
+  free(s.piece);
+  free(s.load);
+  free(s.row);
+  free(s.csize);
+  free(s.cpiece);
+  free(s.cwarp);
+  free(s.cslot);
+  free(s.index);
+  free(s.cparent);
   return slots;
 }
 
@@ -332,7 +461,9 @@ typedef struct gen_plan {
   int reg_rows; /* with warps: the last rows of each warp whose y stays in registers, -1 all */
   int smem_rows; /* with warps: the rows whose y lives in shared memory (1 double per cell) */
   int trunk, most; /* with warps: the trunk's rows, the most piece rows of a warp */
-  int *warp, *piece; /* with warps: warp_partition's warp and slot of each row (else NULL) */
+  int max_levels, levels; /* with warps: the levels of pieces allowed (opt's), taken */
+  int *warp, *piece, *level; /* with warps: warp_partition's warp, slot and level of each row
+                                (else NULL) */
 } gen_plan;
 
 /* The counts of morphology m and the choices made from them (no partition). */
@@ -357,7 +488,9 @@ static void plan_rules(const struct se_neurons *e, int32_t m, const se_gen_optio
   p->cut = opt->warp_cut >= 0 ? opt->warp_cut : p->n > 128;
   p->split = split_rule(opt, p->n_hh, p->n_clamp) && !p->hh_in_block;
   p->slots = p->trunk = p->most = p->smem_rows = 0;
-  p->warp = p->piece = NULL;
+  p->max_levels = opt->warp_levels;
+  p->levels = 1;
+  p->warp = p->piece = p->level = NULL;
 }
 
 /* The rows that each warp of p's partition eliminates (warp 0's with the trunk) in
@@ -372,7 +505,8 @@ static void warp_rows(const gen_plan *p, int *count) {
 static void plan_free(gen_plan *p) {
   free(p->warp);
   free(p->piece);
-  p->warp = p->piece = NULL;
+  free(p->level);
+  p->warp = p->piece = p->level = NULL;
 }
 
 /* se_neurons_gen_smem from a plan: with warps the piece roots' y, f and parent's x (and b and dg
@@ -397,10 +531,11 @@ static int morphology_plan(const struct se_neurons *e, int32_t m, const se_gen_o
     return SE_OK;
   p->warp = calloc((size_t)p->n, sizeof *p->warp);
   p->piece = calloc((size_t)p->n, sizeof *p->piece);
-  p->slots = p->warp && p->piece ? warp_partition(e->topology[m].parent, p->n, p->warps,
-                                                  p->cut, p->warp, p->piece, &p->trunk,
-                                                  &p->most)
-                                 : -1;
+  p->level = calloc((size_t)p->n, sizeof *p->level);
+  p->slots = p->warp && p->piece && p->level
+                 ? warp_partition(e->topology[m].parent, p->n, p->warps, p->cut, p->max_levels,
+                                  p->warp, p->piece, p->level, &p->trunk, &p->most, &p->levels)
+                 : -1;
   if (p->slots >= 0 && p->reg_rows >= 0) {
     /* each warp's rows beyond reg_rows keep y in shared memory; the rule's reg_rows grows by 16
      * until the kernel fits in SE_GEN_AUTO_MAX_SMEM (at worst every y in registers) */
@@ -579,6 +714,7 @@ done:
  * outside warp 0, its slot among the pieces' (piece, else -1). */
 typedef struct y_home {
   int reg, slot, warp, trunk, piece;
+  int level; /* with warps: the level of the row's piece, the trunk's the plan's levels */
 } y_home;
 
 static void put_y(text *t, const y_home *home, int i) {
@@ -715,21 +851,22 @@ static void put_spike_check(text *t, const struct se_neurons *e, const y_home *h
  * eliminates and substitutes through the trunk and leaves each piece root's parent's x; barrier
  * 2; each warp substitutes forward through its pieces. */
 static void put_warps(text *t, const struct se_neurons *e, const se_stream_row *row, int n,
-                      int warps, const int *order, const int *first, const int *kid,
+                      int warps, int levels, const int *order, const int *first, const int *kid,
                       const y_home *home, const int *clamp_index, const int *hh_index,
                       int hh_in_block, int in_order, int window) {
   const int64_t W = e->width;
   for (int w = 0; w < warps; w++) {
     put(t, "  %sif (w == %d) {\n", w ? "} else " : "", w);
     int rows = 0;
-    for (int pass = 0; pass < 2; pass++) { /* pass 0: the warp's pieces; 1: the trunk (warp 0) */
-      if (pass == 1 && w > 0)
+    /* pass p < levels: the warp's pieces of level p; pass levels: the trunk (warp 0) */
+    for (int pass = 0; pass <= levels; pass++) {
+      if (pass == levels && w > 0)
         break;
-      if (pass == 1)
+      if (pass > 0)
         put(t, "  SE_GEN_BAR(1, %d);\n", 32 * warps);
       for (int k = 0; k < n; k++) {
         const int i = order[k];
-        if (home[i].warp != w || home[i].trunk != pass)
+        if (home[i].warp != w || home[i].level != pass)
           continue;
         if (window > 0 && rows > 0 && rows % window == 0)
           put(t, "  asm volatile(\"\" ::: \"memory\");\n");
@@ -756,26 +893,30 @@ static void put_warps(text *t, const struct se_neurons *e, const se_stream_row *
     }
     if (w > 0)
       put(t, "  SE_GEN_BAR(1, %d);\n", 32 * warps);
-    if (w == 0) { /* the trunk's forward substitution, then each piece root's parent's x */
-      for (int k = n - 1; k >= 0; k--)
-        if (home[order[k]].trunk)
-          put_forward_row(t, row, order[k], W, home, NULL, 1);
-      for (int i = 1; i < n; i++)
-        if (home[i].piece >= 0) {
+    /* the forward substitution, the trunk (warp 0) first, then the levels down; after each, the
+     * x of the rows whose children in slots wait for it, a barrier between */
+    for (int pass = levels; pass >= 0; pass--) {
+      if (pass == levels && w > 0)
+        continue;
+      if (pass < levels)
+        put(t, "  SE_GEN_BAR(2, %d);\n", 32 * warps);
+      for (int k = n - 1; k >= 0; k--) {
+        const int i = order[k];
+        if (home[i].warp != w || home[i].level != pass)
+          continue;
+        char px[32] = "";
+        if (home[i].piece >= 0)
+          snprintf(px, sizeof px, "sx[%d]", home[i].piece * 32);
+        put_forward_row(t, row, i, W, home, px[0] ? px : NULL, 1);
+      }
+      for (int i = 1; pass > 0 && i < n; i++) {
+        const int p = row[i].parent;
+        if (home[i].piece >= 0 && home[p].warp == w && home[p].level == pass) {
           put(t, "  sx[%d] = ", home[i].piece * 32);
-          put_y(t, home, row[i].parent);
+          put_y(t, home, p);
           put(t, ";\n");
         }
-    }
-    put(t, "  SE_GEN_BAR(2, %d);\n", 32 * warps);
-    for (int k = n - 1; k >= 0; k--) {
-      const int i = order[k];
-      if (home[i].warp != w || home[i].trunk)
-        continue;
-      char px[32] = "";
-      if (home[i].piece >= 0)
-        snprintf(px, sizeof px, "sx[%d]", home[i].piece * 32);
-      put_forward_row(t, row, i, W, home, px[0] ? px : NULL, 1);
+      }
     }
     if (w == 0)
       put_spike_check(t, e, home, in_order, 1);
@@ -835,6 +976,7 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
     home[i].warp = warps > 1 && plan->warp[i] > 0 ? plan->warp[i] : 0;
     home[i].trunk = warps > 1 && plan->warp[i] < 0;
     home[i].piece = warps > 1 ? plan->piece[i] : -1;
+    home[i].level = warps > 1 ? plan->level[i] : 0;
   }
   /* with warps and reg_rows R, each warp keeps the y of the last R rows it eliminates (its
    * pieces', then warp 0's trunk's) in registers, the earlier ones in shared-memory slots: as
@@ -842,10 +984,10 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
   const int R = plan->reg_rows;
   if (warps > 1 && R >= 0)
     warp_rows(plan, per_warp);
-  for (int pass = 0; warps > 1 && R >= 0 && pass < 2; pass++)
+  for (int pass = 0; warps > 1 && R >= 0 && pass <= plan->levels; pass++)
     for (int k = 0; k < n; k++) {
       const int i = order[k], w = home[i].warp;
-      if (home[i].trunk == pass && per_warp[warps + w]++ < per_warp[w] - R) {
+      if (home[i].level == pass && per_warp[warps + w]++ < per_warp[w] - R) {
         home[i].reg = 0;
         home[i].slot = slots++;
       }
@@ -863,7 +1005,8 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
   put(&t, "// morphology %d: %d rows (%d hh)", (int)m, n, n_hh);
   if (warps > 1)
     put(&t, ", %d warps per 32 cells (%d pieces to share, a trunk of %d rows, at most %d piece "
-        "rows per warp)", warps, plan->slots, plan->trunk, plan->most);
+        "rows per warp%s)", warps, plan->slots, plan->trunk, plan->most,
+        plan->levels > 1 ? " over 2 levels" : "");
   put(&t, "\n");
   if (n_hh > 0) {
     put(&t, "__constant__ se_gen_hh_row se_gen_hh_%d[%d] = {\n", (int)m, n_hh);
@@ -977,7 +1120,7 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
     put(&t, "  SE_GEN_BAR(3, %d);\n", 32 * warps);
   }
   if (warps > 1) {
-    put_warps(&t, e, row, n, warps, order, first, kid, home, clamp_index, hh_index,
+    put_warps(&t, e, row, n, warps, plan->levels, order, first, kid, home, clamp_index, hh_index,
               plan->hh_in_block, in_order, opt->window);
     put(&t, "}\n");
     goto done;

@@ -86,14 +86,18 @@ typedef struct se_gen_step {
  * it eliminates (warp 0's trunk included) in registers, the earlier ones in shared memory
  * (SE_GEN_WARP_REG_ROWS=R, default -1: all up to 128 rows, 32 for long sections up to 512
  * rows, else 48, raised by 16 until the kernel fits in SE_GEN_AUTO_MAX_SMEM; measured, docs/gpu.md
- * "Session 15"; a value at least the rows keeps every y in registers), a compiler
+ * "Session 15"; a value at least the rows keeps every y in registers), warp_levels: with
+ * warps and cut 1, 2 lets the partition deal the trunk in pieces again (a second level of pieces
+ * after a barrier, only what is left warp 0's) where that saves more than SE_GEN_LEVEL_ROWS rows
+ * on a block's critical path (SE_GEN_WARP_LEVELS, default 1; session 15, host-run, not yet
+ * measured: big-low's critical path 180 -> 127 rows at K = 8, big-high's 116 -> 103), a compiler
  * barrier every window rows keeps the loads from being hoisted into spills (SE_GEN_WINDOW,
  * default 8, 0 none), contract: FMA contraction (SE_GEN_FMAD, default 0 as the engine's kernels,
  * docs/model.md); and a launch choice, streams: several morphologies' kernels on a stream each,
  * concurrently (SE_GEN_STREAMS, default 1). */
 typedef struct se_gen_options {
   int register_rows, window, contract, hh_chunk, hh_split, warps, warp_cut, warp_min_blocks,
-      warp_hh, warp_reg_rows, streams;
+      warp_hh, warp_reg_rows, warp_levels, streams;
 } se_gen_options;
 
 /* The options from the environment (defaults above). */

@@ -768,6 +768,47 @@ static void check_gen_rule(se_test_state *st) {
   }
 }
 
+/* m: one cell of synthetic class cls over 3 ms, clamped at the soma from 0.5 ms (gen's second
+ * level of pieces, which the big classes take). */
+static void clamped_cell(se_neuron_model *m, const char *cls) {
+  se_error err = {0};
+  se_morphology mo = {0};
+  se_test_ok(se_morphology_synthetic(cls, 1, &mo, &err), &err, cls);
+  one_cell_each(m, &mo, 1);
+  m->tstop = 3.0;
+  se_test_model_add_iclamp(m, 0, 0, 0.5, 2.0, 2.0);
+  se_test_ok(se_neuron_model_validate(m, cls, &err), &err, "se_neuron_model_validate");
+  se_morphology_free(&mo);
+}
+
+/* gen's second level of pieces (SE_GEN_WARP_LEVELS=2): big-low and big-high take it (the
+ * partition line of the source says so), medium-high does not (it would save too few rows),
+ * and with one level none does. */
+static void check_gen_levels(se_test_state *st) {
+  static const char *const cls[3] = {"big-low", "big-high", "medium-high"};
+  for (int k = 0; k < 3; k++) {
+    se_error err = {0};
+    se_neuron_model m;
+    clamped_cell(&m, cls[k]);
+    se_neurons_options opt = se_neurons_default_options();
+    opt.interleave_width = 32;
+    se_neurons_t e = NULL;
+    se_test_ok(se_neurons_create(&m, 0, 1, &opt, &e, &err), &err, "create");
+    for (int levels = 1; levels <= 2; levels++) {
+      se_gen_options go = se_gen_options_from_env();
+      go.warp_levels = levels;
+      char *src = NULL;
+      se_test_ok(se_neurons_gen_source(e, &go, &src, &err), &err, "se_neurons_gen_source");
+      const int two = strstr(src, "over 2 levels") != NULL;
+      SE_EXPECT(st, two == (levels == 2 && k < 2), "gen on %s with %d level(s) of pieces: 2 "
+                "levels taken %d", cls[k], levels, two);
+      free(src);
+    }
+    se_neurons_destroy(e);
+    se_neuron_model_free(&m);
+  }
+}
+
 static void check_gen_source(se_test_state *st, const se_neuron_model *mixed,
                              const se_neuron_model *mono, int n_mono) {
   se_error err = {0};
@@ -887,6 +928,7 @@ int main(void) {
   build_model(&soma1, 1, 37, 0);
   check_gen_source(&st, &m, mono, N_MORPH);
   check_gen_rule(&st);
+  check_gen_levels(&st);
   /* the host runs (CI's; tools/device/check.sh sets SE_TEST_GEN_HOST=0 to leave the GPU machine's
    * time to the GPU part) */
   const char *host_env = getenv("SE_TEST_GEN_HOST");
@@ -968,6 +1010,14 @@ int main(void) {
     setenv("SE_GEN_WARP_REG_ROWS", "0", 1);
     run_gen_host(&st, &soma1, 32, "medium-high alone, no row in registers", &warp_kernels);
     unsetenv("SE_GEN_WARP_REG_ROWS");
+    /* a second level of pieces (SE_GEN_WARP_LEVELS=2), which big-low takes: level-0 pieces of
+     * warp 0 under other warps' rows, level-1 pieces, slots both ways */
+    se_neuron_model big;
+    clamped_cell(&big, "big-low");
+    setenv("SE_GEN_WARP_LEVELS", "2", 1);
+    run_gen_host(&st, &big, 32, "big-low alone, 2 levels of pieces", &warp_kernels);
+    unsetenv("SE_GEN_WARP_LEVELS");
+    se_neuron_model_free(&big);
     se_neuron_model_free(&soma);
   } else {
     printf("gen host runs skipped: SE_TEST_GEN_HOST=0\n");
@@ -1058,6 +1108,12 @@ int main(void) {
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
     run_gen(&st, &soma1, 32);
     unsetenv("SE_GEN_WARP_REG_ROWS");
+    se_neuron_model big; /* a second level of pieces (big-low takes it) */
+    clamped_cell(&big, "big-low");
+    setenv("SE_GEN_WARP_LEVELS", "2", 1);
+    run_gpu(&st, &big, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
+    unsetenv("SE_GEN_WARP_LEVELS");
+    se_neuron_model_free(&big);
     setenv("SE_GEN_STREAMS", "0", 1); /* the 8 morphologies' kernels on the step's stream */
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
     unsetenv("SE_GEN_STREAMS");
