@@ -783,7 +783,7 @@ static void clamped_cell(se_neuron_model *m, const char *cls) {
 
 /* gen's second level of pieces (SE_GEN_WARP_LEVELS=2): big-low and big-high take it (the
  * partition line of the source says so), medium-high does not (it would save too few rows),
- * and with one level none does. */
+ * and with one level none does; each kernel within auto's shared memory. */
 static void check_gen_levels(se_test_state *st) {
   static const char *const cls[3] = {"big-low", "big-high", "medium-high"};
   for (int k = 0; k < 3; k++) {
@@ -800,8 +800,10 @@ static void check_gen_levels(se_test_state *st) {
       char *src = NULL;
       se_test_ok(se_neurons_gen_source(e, &go, &src, &err), &err, "se_neurons_gen_source");
       const int two = strstr(src, "over 2 levels") != NULL;
-      SE_EXPECT(st, two == (levels == 2 && k < 2), "gen on %s with %d level(s) of pieces: 2 "
-                "levels taken %d", cls[k], levels, two);
+      const size_t smem = se_neurons_gen_smem(e, 0, &go);
+      SE_EXPECT(st, two == (levels == 2 && k < 2) && smem <= SE_GEN_AUTO_MAX_SMEM,
+                "gen on %s with %d level(s) of pieces: 2 levels taken %d, %zu B of shared "
+                "memory per block", cls[k], levels, two, smem);
       free(src);
     }
     se_neurons_destroy(e);
