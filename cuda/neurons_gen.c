@@ -287,6 +287,23 @@ static int deal_pieces(const int32_t *parent, const int *size, int n, int K, dou
  * barrier and shared-memory round trip cost. */
 #define SE_GEN_LEVEL_ROWS 4
 
+/* size[i]: the rows of row i's subtree in the n-row tree parent (parent[i] < i). */
+static void subtree_sizes(const int32_t *parent, int n, int *size) {
+  for (int i = 0; i < n; i++)
+    size[i] = 1;
+  for (int i = n - 1; i > 0; i--)
+    size[parent[i]] += size[i];
+}
+
+/* 1 when some row of the n-row tree has a subtree of t rows (other thresholds deal as the next
+ * smaller one that some row has). */
+static int is_subtree_size(const int *size, int n, int t) {
+  for (int i = 0; i < n; i++)
+    if (size[i] == t)
+      return 1;
+  return 0;
+}
+
 /* The trunk of deal_pieces's warp (the rows with warp -1) as a tree of its own: row[c] the c-th
  * trunk row (parents first, as in the tree), cparent its parent's index there, csize the
  * subtree sizes within the trunk. Returns the trunk's rows. */
@@ -297,14 +314,9 @@ static int trunk_tree(const int32_t *parent, int n, const int *warp, int *row, i
     if (warp[i] < 0) {
       index[i] = nt;
       row[nt] = i;
-      cparent[nt] = i > 0 ? index[parent[i]] : -1;
-      csize[nt++] = 0;
+      cparent[nt++] = i > 0 ? index[parent[i]] : -1;
     }
-  for (int c = nt - 1; c >= 0; c--) {
-    csize[c] += 1;
-    if (c > 0)
-      csize[cparent[c]] += csize[c];
-  }
+  subtree_sizes(cparent, nt, csize);
   return nt;
 }
 
@@ -323,10 +335,7 @@ static int best_two_levels(const int32_t *parent, int n, int K, partition_scratc
   int best = -1, best_trunk = 0;
   /* thresholds below a quarter of a warp's share deal too many pieces to pay */
   for (int t0 = n / (4 * K) + 1; t0 < n; t0++) {
-    int seen = 0; /* a threshold that no subtree has deals as the next smaller one */
-    for (int i = 0; i < n && !seen; i++)
-      seen = s->size[i] == t0;
-    if (!seen)
+    if (!is_subtree_size(s->size, n, t0))
       continue;
     int trunk0 = 0, most0 = 0;
     deal_pieces(parent, s->size, n, K, t0, 0, s->piece, s->load, warp, slot, &trunk0, &most0);
@@ -334,10 +343,7 @@ static int best_two_levels(const int32_t *parent, int n, int K, partition_scratc
       continue;
     const int nt = trunk_tree(parent, n, warp, s->row, s->cparent, s->csize, s->index);
     for (int t1 = nt / (4 * K) + 1; t1 < nt; t1++) {
-      int seen1 = 0;
-      for (int c = 0; c < nt && !seen1; c++)
-        seen1 = s->csize[c] == t1;
-      if (!seen1)
+      if (!is_subtree_size(s->csize, nt, t1))
         continue;
       int trunk1 = 0, most1 = 0;
       deal_pieces(s->cparent, s->csize, nt, K, t1, 0, s->cpiece, s->load, s->cwarp, s->cslot,
@@ -386,11 +392,7 @@ static int warp_partition(const int32_t *parent, int n, int K, int cut, int max_
       (two && (!s.row || !s.csize || !s.cpiece || !s.cwarp || !s.cslot || !s.index ||
                !s.cparent)))
     goto done;
-  for (int i = n - 1; i >= 0; i--) {
-    s.size[i] += 1;
-    if (i > 0)
-      s.size[parent[i]] += s.size[i];
-  }
+  subtree_sizes(parent, n, s.size);
   double T = (double)n / K;
   int best = -1;
   if (cut == 1) { /* every threshold below n: O(n^2) for n <= 1024 rows, once per attach */
@@ -427,13 +429,11 @@ static int warp_partition(const int32_t *parent, int n, int K, int cut, int max_
         level[s.row[c]] = 1;
       }
     *most += most1;
-    for (int i = 1; i < n; i++) /* level-0 piece roots of warp 0 under another warp's rows */
-      if (level[i] == 0 && level[parent[i]] > 0 && slot[i] < 0 && warp[i] == 0 &&
-          warp[parent[i]] > 0)
+    for (int i = 1; i < n; i++) { /* every other row whose parent another warp computes */
+      const int own = warp[i] > 0 ? warp[i] : 0, up = warp[parent[i]] > 0 ? warp[parent[i]] : 0;
+      if (slot[i] < 0 && own != up)
         slot[i] = slots++;
-    for (int c = 1; c < nt; c++) /* level-1 piece roots outside warp 0 (their parent: trunk) */
-      if (s.cslot[c] >= 0)
-        slot[s.row[c]] = slots++;
+    }
   }
 done:
   free(s.size);
@@ -461,7 +461,7 @@ typedef struct gen_plan {
   int reg_rows; /* with warps: the last rows of each warp whose y stays in registers, -1 all */
   int smem_rows; /* with warps: the rows whose y lives in shared memory (1 double per cell) */
   int trunk, most; /* with warps: the trunk's rows, the most piece rows of a warp */
-  int max_levels, levels; /* with warps: the levels of pieces allowed (opt's), taken */
+  int levels; /* with warps: the levels of pieces taken (1, or 2 with opt's warp_levels) */
   int *warp, *piece, *level; /* with warps: warp_partition's warp, slot and level of each row
                                 (else NULL) */
 } gen_plan;
@@ -488,7 +488,6 @@ static void plan_rules(const struct se_neurons *e, int32_t m, const se_gen_optio
   p->cut = opt->warp_cut >= 0 ? opt->warp_cut : p->n > 128;
   p->split = split_rule(opt, p->n_hh, p->n_clamp) && !p->hh_in_block;
   p->slots = p->trunk = p->most = p->smem_rows = 0;
-  p->max_levels = opt->warp_levels;
   p->levels = 1;
   p->warp = p->piece = p->level = NULL;
 }
@@ -533,7 +532,7 @@ static int morphology_plan(const struct se_neurons *e, int32_t m, const se_gen_o
   p->piece = calloc((size_t)p->n, sizeof *p->piece);
   p->level = calloc((size_t)p->n, sizeof *p->level);
   p->slots = p->warp && p->piece && p->level
-                 ? warp_partition(e->topology[m].parent, p->n, p->warps, p->cut, p->max_levels,
+                 ? warp_partition(e->topology[m].parent, p->n, p->warps, p->cut, opt->warp_levels,
                                   p->warp, p->piece, p->level, &p->trunk, &p->most, &p->levels)
                  : -1;
   if (p->slots >= 0 && p->reg_rows >= 0) {
@@ -710,11 +709,11 @@ done:
 }
 
 /* Where a row's y (later x) lives: a register (reg) or shared-memory slot `slot`; with warps, the
- * warp whose code computes it (warp), whether it is a trunk row (trunk) and, for a piece root
- * outside warp 0, its slot among the pieces' (piece, else -1). */
+ * warp whose code computes it (warp), its level (that of its piece; the trunk's is the plan's
+ * levels) and, for a row whose parent another warp computes, its slot among the pieces' (piece,
+ * else -1). */
 typedef struct y_home {
-  int reg, slot, warp, trunk, piece;
-  int level; /* with warps: the level of the row's piece, the trunk's the plan's levels */
+  int reg, slot, warp, level, piece;
 } y_home;
 
 static void put_y(text *t, const y_home *home, int i) {
@@ -974,7 +973,6 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
     home[i].reg = warps > 1 || k >= n - in_registers;
     home[i].slot = home[i].reg ? -1 : slots++;
     home[i].warp = warps > 1 && plan->warp[i] > 0 ? plan->warp[i] : 0;
-    home[i].trunk = warps > 1 && plan->warp[i] < 0;
     home[i].piece = warps > 1 ? plan->piece[i] : -1;
     home[i].level = warps > 1 ? plan->level[i] : 0;
   }
@@ -1498,8 +1496,7 @@ int se_neurons_gen_attach(const struct se_neurons *e, int device, const int64_t 
     fprintf(stderr, "gen: %d morpholog%s, %zu B of source, %zu B of cubin (%s);", g->n,
             g->n == 1 ? "y" : "ies", strlen(source), cubin_size,
             cached ? "from the cache" : "compiled");
-    for (int k = 0; k < g->n; k++)
-    {
+    for (int k = 0; k < g->n; k++) {
       fprintf(stderr, " %d rows: %zu B shared per block, %d warp%s per 32 cells%s",
               morphology_rows(e, g->k[k].morphology), g->k[k].smem, g->k[k].warps,
               g->k[k].warps == 1 ? "" : "s", g->k[k].n_hh > 0 ? ", hh rows split off" : "");

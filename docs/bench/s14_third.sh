@@ -4,6 +4,8 @@
 # session 14's gen defaults), then the GPU-vs-CPU row with gen: 25 600 medium-high cells on the
 # CPU (16 OpenMP threads) and gen, as session 4's 17x with fused2.
 # From the repository root on the device (run tool, carry .devkit): bash docs/bench/s14_third.sh
+# (TAG=s15 names the GPU-vs-CPU file s15_gpu_vs_cpu.txt: docs/bench/s15_e2e.sh)
+TAG=${TAG:-s14}
 source .devkit/env.sh
 tools/device/build.sh > $OUT/build.txt 2>&1 || { tail -30 $OUT/build.txt; exit 1; }
 echo "built at ${SECONDS}s"
@@ -13,6 +15,6 @@ echo "e2e_gpu rc $? at ${SECONDS}s"
 grep -E "gen|Passed|Failed|FAIL" $OUT/e2e_gpu.txt | tail -20
 OMP_NUM_THREADS=16 timeout $((570 - SECONDS)) build-dev/src/simengine-bench step \
   --classes medium-high --neurons 25600 --steps 10 --mixed 0 --huge-swc "" --only cpu,fused2,gen \
-  > $OUT/s14_gpu_vs_cpu.txt 2>&1
-cat $OUT/s14_gpu_vs_cpu.txt
+  > $OUT/${TAG}_gpu_vs_cpu.txt 2>&1
+cat $OUT/${TAG}_gpu_vs_cpu.txt
 echo "end at ${SECONDS}s"

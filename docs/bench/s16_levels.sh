@@ -13,12 +13,7 @@ source .devkit/env.sh
 tools/device/build.sh simengine-bench > $OUT/build.txt 2>&1 || { tail -30 $OUT/build.txt; exit 1; }
 echo "built at ${SECONDS}s"
 S=$OUT/s16_levels.txt
-one() { # classes, then the env assignments
-  local classes=$1; shift
-  echo "== $classes: ${*:-defaults} (at ${SECONDS}s)" >> $S
-  env "$@" SE_GEN_VERBOSE=1 timeout 60 build-dev/src/simengine-bench step --classes $classes \
-    --neurons 256000 --steps 10 --cpu 0 --mixed 0 --huge-swc "" --only gen >> $S 2>&1
-}
+source docs/bench/gen_step_one.sh
 one big-low,big-high
 one big-low,big-high SE_GEN_WARP_LEVELS=2
 one big-low,big-high SE_GEN_WARP_LEVELS=2 SE_GEN_WARP_REG_ROWS=40
