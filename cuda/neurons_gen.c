@@ -34,7 +34,7 @@ se_gen_options se_gen_options_from_env(void) {
   o.warp_hh = (int)se_env_long("SE_GEN_WARP_HH", -1);
   o.warp_reg_rows = (int)se_env_long("SE_GEN_WARP_REG_ROWS", -1);
   o.streams = se_env_long("SE_GEN_STREAMS", 1) != 0;
-  o.warp_levels = se_env_long("SE_GEN_WARP_LEVELS", 1) == 2 ? 2 : 1;
+  o.warp_levels = (int)se_env_long("SE_GEN_WARP_LEVELS", -1);
   o.contract = se_env_long("SE_GEN_FMAD", 0) != 0;
   if (o.register_rows < -1)
     o.register_rows = -1;
@@ -50,6 +50,8 @@ se_gen_options se_gen_options_from_env(void) {
     o.warp_cut = 1;
   if (o.warp_reg_rows < -1)
     o.warp_reg_rows = -1;
+  if (o.warp_levels != 1 && o.warp_levels != 2)
+    o.warp_levels = -1;
   if (o.warps < -1)
     o.warps = -1;
   if (o.warps > SE_GEN_MAX_WARPS)
@@ -461,7 +463,7 @@ typedef struct gen_plan {
   int reg_rows; /* with warps: the last rows of each warp whose y stays in registers, -1 all */
   int smem_rows; /* with warps: the rows whose y lives in shared memory (1 double per cell) */
   int trunk, most; /* with warps: the trunk's rows, the most piece rows of a warp */
-  int levels; /* with warps: the levels of pieces taken (1, or 2 with opt's warp_levels) */
+  int levels; /* with warps: the levels of pieces taken (1, or 2 unless opt's warp_levels is 1) */
   int *warp, *piece, *level; /* with warps: warp_partition's warp, slot and level of each row
                                 (else NULL) */
 } gen_plan;
@@ -532,8 +534,9 @@ static int morphology_plan(const struct se_neurons *e, int32_t m, const se_gen_o
   p->piece = calloc((size_t)p->n, sizeof *p->piece);
   p->level = calloc((size_t)p->n, sizeof *p->level);
   p->slots = p->warp && p->piece && p->level
-                 ? warp_partition(e->topology[m].parent, p->n, p->warps, p->cut, opt->warp_levels,
-                                  p->warp, p->piece, p->level, &p->trunk, &p->most, &p->levels)
+                 ? warp_partition(e->topology[m].parent, p->n, p->warps, p->cut,
+                                  opt->warp_levels == 1 ? 1 : 2, p->warp, p->piece, p->level,
+                                  &p->trunk, &p->most, &p->levels)
                  : -1;
   if (p->slots >= 0 && p->reg_rows >= 0) {
     /* each warp's rows beyond reg_rows keep y in shared memory; the rule's reg_rows grows by 16
@@ -1432,6 +1435,113 @@ static int upload_groups(const struct se_neurons *e, const int64_t *position, in
   return rc;
 }
 
+/* Takes plan p of morphology m (the kernel's shared memory, hh rows, warps, register rows and
+ * levels) into k; SE_ERR_ARG when its shared memory exceeds device's smem_max. */
+static int take_plan(const struct se_neurons *e, int32_t m, const gen_plan *p,
+                     const se_gen_options *opt, int device, int smem_max, se_gen_kernel *k,
+                     se_error *err) {
+  k->morphology = m;
+  k->smem = plan_smem(p, opt);
+  k->n_hh = p->split ? p->n_hh : 0;
+  k->warps = p->warps;
+  k->reg_rows = p->reg_rows;
+  k->levels = p->warps > 1 ? p->levels : 0;
+  if (k->smem > (size_t)smem_max)
+    SE_FAIL(err, SE_ERR_ARG, "the gen kernel of morphology %d (%d compartments) needs %zu B of "
+            "shared memory per block, more than device %d's %d B: raise %s or use --gpu-kernel "
+            "coop", (int)m, morphology_rows(e, m), k->smem, device, smem_max,
+            p->warps > 1 ? "SE_GEN_WARP_REG_ROWS (or unset it)" : "SE_GEN_REG_ROWS");
+  return SE_OK;
+}
+
+/* Writes the kernels of plans (morphologies list[0 .. g->n)), compiles them (or reads them from
+ * the cache), loads them as g->library (unloading the one before) and takes each kernel's
+ * handles into g->k. */
+static int load_kernels(const struct se_neurons *e, const se_stream_tables *tab,
+                        const int32_t *list, const gen_plan *plans, const se_gen_options *opt,
+                        int device, int major, int minor, se_gen_step *g, se_error *err) {
+  char *source = NULL, *cubin = NULL;
+  size_t cubin_size = 0;
+  SE_TRY(write_source(e, tab, list, plans, g->n, g->in_order, opt, &source, err));
+  char dir_buf[4096];
+  const char *dir = se_neurons_gen_cache_dir(dir_buf, sizeof dir_buf);
+  int cached = 0;
+  const int rc = se_neurons_gen_cubin(source, major, minor, opt->contract, dir, &cubin,
+                                      &cubin_size, &cached, err);
+  if (rc == SE_OK && getenv("SE_GEN_VERBOSE")) {
+    fprintf(stderr, "gen: %d morpholog%s, %zu B of source, %zu B of cubin (%s);", g->n,
+            g->n == 1 ? "y" : "ies", strlen(source), cubin_size,
+            cached ? "from the cache" : "compiled");
+    for (int k = 0; k < g->n; k++) {
+      const se_gen_kernel *kk = &g->k[k];
+      fprintf(stderr, " %d rows: %zu B shared per block, %d warp%s per 32 cells%s",
+              morphology_rows(e, kk->morphology), kk->smem, kk->warps, kk->warps == 1 ? "" : "s",
+              kk->n_hh > 0 ? ", hh rows split off" : "");
+      if (kk->reg_rows >= 0)
+        fprintf(stderr, ", y in registers for the last %d rows of each warp", kk->reg_rows);
+      if (kk->levels == 2)
+        fprintf(stderr, ", 2 levels of pieces");
+      else if (kk->two_level_local > 0)
+        fprintf(stderr, ", 1 level of pieces (with 2, %zu B of local memory per thread)",
+                kk->two_level_local);
+      fprintf(stderr, ";");
+    }
+    fprintf(stderr, "\n");
+  }
+  free(source);
+  SE_TRY(rc);
+  if (g->library) {
+    cudaLibraryUnload(g->library);
+    g->library = NULL;
+  }
+  cudaError_t cr = cudaLibraryLoadData(&g->library, cubin, NULL, NULL, 0, NULL, NULL, 0);
+  free(cubin);
+  if (cr != cudaSuccess)
+    SE_FAIL(err, SE_ERR_CUDA, "loading the generated step kernels on device %d failed: %s (%s)",
+            device, cudaGetErrorName(cr), cudaGetErrorString(cr));
+  for (int k = 0; k < g->n; k++) {
+    char name[64];
+    snprintf(name, sizeof name, "se_gen_step_%d", (int)g->k[k].morphology);
+    SE_CUDA_CHECK(err, cudaLibraryGetKernel(&g->k[k].kernel, g->library, name));
+    SE_CUDA_CHECK(err, cudaKernelSetAttributeForDevice(
+                           g->k[k].kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           (int)g->k[k].smem, device));
+    g->k[k].currents = NULL;
+    if (g->k[k].n_hh > 0) {
+      snprintf(name, sizeof name, "se_gen_currents_%d", (int)g->k[k].morphology);
+      SE_CUDA_CHECK(err, cudaLibraryGetKernel(&g->k[k].currents, g->library, name));
+    }
+  }
+  return SE_OK;
+}
+
+/* The rule's second level of pieces only where its kernel keeps every value in registers
+ * (docs/gpu.md "Session 16": on the H200 big-low's two-level kernel spilled 96 B per thread
+ * and ran 2% slower than one level, big-high's spilled nothing and ran 9% faster): each
+ * morphology whose two-level kernel in g uses local memory is planned again with one level
+ * (plans[k] replaced, two_level_local noted) and *again set. */
+static int drop_spilling_levels(const struct se_neurons *e, const int32_t *list, gen_plan *plans,
+                                const se_gen_options *opt, int device, int smem_max,
+                                se_gen_step *g, int *again, se_error *err) {
+  se_gen_options one = *opt;
+  one.warp_levels = 1;
+  *again = 0;
+  for (int k = 0; k < g->n; k++) {
+    if (g->k[k].levels != 2)
+      continue;
+    struct cudaFuncAttributes a;
+    SE_CUDA_CHECK(err, cudaFuncGetAttributes(&a, (const void *)g->k[k].kernel));
+    if (a.localSizeBytes == 0)
+      continue;
+    plan_free(&plans[k]);
+    SE_TRY(morphology_plan(e, list[k], &one, &plans[k], err));
+    SE_TRY(take_plan(e, list[k], &plans[k], opt, device, smem_max, &g->k[k], err));
+    g->k[k].two_level_local = a.localSizeBytes;
+    *again = 1;
+  }
+  return SE_OK;
+}
+
 int se_neurons_gen_attach(const struct se_neurons *e, int device, const int64_t *position,
                           se_neurons_device *d, se_gen_step *g, se_error *err) {
   char why[256];
@@ -1462,69 +1572,21 @@ int se_neurons_gen_attach(const struct se_neurons *e, int device, const int64_t 
                       "out of memory for %d kernels", count);
   g->n = g->k ? count : 0;
   for (int k = 0; k < g->n && rc == SE_OK; k++) {
-    se_gen_kernel *kk = &g->k[k];
-    kk->morphology = list[k];
-    kk->smem = plan_smem(&plans[k], &opt);
-    kk->n_hh = plans[k].split ? plans[k].n_hh : 0;
-    kk->warps = plans[k].warps;
-    kk->reg_rows = plans[k].reg_rows;
-    if (kk->smem > (size_t)smem_max)
-      rc = se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__,
-                        "the gen kernel of morphology %d (%d compartments) needs %zu B of shared "
-                        "memory per block, more than device %d's %d B: raise %s or use "
-                        "--gpu-kernel coop", (int)list[k], morphology_rows(e, list[k]), kk->smem,
-                        device, smem_max,
-                        plans[k].warps > 1 ? "SE_GEN_WARP_REG_ROWS (or unset it)"
-                                           : "SE_GEN_REG_ROWS");
-    else if (g->in_order)
-      kk->threads = e->n_cells;
-    else
-      rc = upload_groups(e, position, list[k], kk, err);
+    rc = take_plan(e, list[k], &plans[k], &opt, device, smem_max, &g->k[k], err);
+    if (rc == SE_OK && g->in_order)
+      g->k[k].threads = e->n_cells;
+    else if (rc == SE_OK)
+      rc = upload_groups(e, position, list[k], &g->k[k], err);
   }
-  char *source = NULL, *cubin = NULL;
-  size_t cubin_size = 0;
+  int again = 0;
   if (rc == SE_OK)
-    rc = write_source(e, &tab, list, plans, count, g->in_order, &opt, &source, err);
+    rc = load_kernels(e, &tab, list, plans, &opt, device, major, minor, g, err);
+  if (rc == SE_OK && opt.warp_levels < 0)
+    rc = drop_spilling_levels(e, list, plans, &opt, device, smem_max, g, &again, err);
+  if (rc == SE_OK && again)
+    rc = load_kernels(e, &tab, list, plans, &opt, device, major, minor, g, err);
   source_inputs_free(list, count, plans, &tab);
   SE_TRY(rc);
-  char dir_buf[4096];
-  const char *dir = se_neurons_gen_cache_dir(dir_buf, sizeof dir_buf);
-  int cached = 0;
-  rc = se_neurons_gen_cubin(source, major, minor, opt.contract, dir, &cubin, &cubin_size, &cached,
-                            err);
-  if (rc == SE_OK && getenv("SE_GEN_VERBOSE")) {
-    fprintf(stderr, "gen: %d morpholog%s, %zu B of source, %zu B of cubin (%s);", g->n,
-            g->n == 1 ? "y" : "ies", strlen(source), cubin_size,
-            cached ? "from the cache" : "compiled");
-    for (int k = 0; k < g->n; k++) {
-      fprintf(stderr, " %d rows: %zu B shared per block, %d warp%s per 32 cells%s",
-              morphology_rows(e, g->k[k].morphology), g->k[k].smem, g->k[k].warps,
-              g->k[k].warps == 1 ? "" : "s", g->k[k].n_hh > 0 ? ", hh rows split off" : "");
-      if (g->k[k].reg_rows >= 0)
-        fprintf(stderr, ", y in registers for the last %d rows of each warp", g->k[k].reg_rows);
-      fprintf(stderr, ";");
-    }
-    fprintf(stderr, "\n");
-  }
-  free(source);
-  SE_TRY(rc);
-  cudaError_t cr = cudaLibraryLoadData(&g->library, cubin, NULL, NULL, 0, NULL, NULL, 0);
-  free(cubin);
-  if (cr != cudaSuccess)
-    SE_FAIL(err, SE_ERR_CUDA, "loading the generated step kernels on device %d failed: %s (%s)",
-            device, cudaGetErrorName(cr), cudaGetErrorString(cr));
-  for (int k = 0; k < g->n; k++) {
-    char name[64];
-    snprintf(name, sizeof name, "se_gen_step_%d", (int)g->k[k].morphology);
-    SE_CUDA_CHECK(err, cudaLibraryGetKernel(&g->k[k].kernel, g->library, name));
-    SE_CUDA_CHECK(err, cudaKernelSetAttributeForDevice(
-                           g->k[k].kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           (int)g->k[k].smem, device));
-    if (g->k[k].n_hh > 0) {
-      snprintf(name, sizeof name, "se_gen_currents_%d", (int)g->k[k].morphology);
-      SE_CUDA_CHECK(err, cudaLibraryGetKernel(&g->k[k].currents, g->library, name));
-    }
-  }
   if (opt.streams && g->n > 1) { /* a stream per morphology, events to fork and join */
     g->streams = calloc((size_t)g->n, sizeof *g->streams);
     g->joined = calloc((size_t)g->n, sizeof *g->joined);

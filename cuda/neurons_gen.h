@@ -50,6 +50,9 @@ typedef struct se_gen_kernel {
                             subtree (se_neurons_gen_warps) */
   int reg_rows;          /* with warps: the last rows of each warp whose y stays in registers
                             (-1: all), the rest in shared memory */
+  int levels;            /* with warps: the levels of pieces (1 or 2), else 0 */
+  size_t two_level_local; /* local memory per thread of the two-level kernel the rule dropped
+                             for spilling (0: none dropped) */
 } se_gen_kernel;
 
 /* The compiled step: one library, a kernel per morphology with cells. */
@@ -89,8 +92,9 @@ typedef struct se_gen_step {
  * "Session 15"; a value at least the rows keeps every y in registers), warp_levels: with
  * warps and cut 1, 2 lets the partition deal the trunk in pieces again (a second level of pieces
  * after a barrier, only what is left warp 0's) where that saves more than SE_GEN_LEVEL_ROWS rows
- * on a block's critical path (SE_GEN_WARP_LEVELS, default 1; session 15, host-run, not yet
- * measured: big-low's critical path 180 -> 127 rows at K = 8, big-high's 116 -> 103), a compiler
+ * on a block's critical path (SE_GEN_WARP_LEVELS, default -1: 2 where the two-level kernel
+ * compiles without local memory, else 1, se_neurons_gen_attach; measured, docs/gpu.md "Session
+ * 16"; 1 or 2 forces it), a compiler
  * barrier every window rows keeps the loads from being hoisted into spills (SE_GEN_WINDOW,
  * default 8, 0 none), contract: FMA contraction (SE_GEN_FMAD, default 0 as the engine's kernels,
  * docs/model.md); and a launch choice, streams: several morphologies' kernels on a stream each,
@@ -172,7 +176,9 @@ int se_neurons_gen_cubin(const char *source, int major, int minor, int contract,
 /* Generates, compiles (or finds in the cache) and loads e's kernels for device, uploads each
  * morphology's group table (position[g]: the launch position of engine group g, whose lanes are
  * the CUDA backend's threads position[g] * width + lane) and fused2's row tables to d (the
- * deferred gate update's kernel reads them). Synchronous. */
+ * deferred gate update's kernel reads them). Under the default warp_levels, a morphology whose
+ * two-level kernel uses local memory (spills) is written and compiled again with one level
+ * (its se_gen_kernel's two_level_local says so). Synchronous. */
 int se_neurons_gen_attach(const struct se_neurons *e, int device, const int64_t *position,
                           se_neurons_device *d, se_gen_step *g, se_error *err);
 

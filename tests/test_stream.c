@@ -781,9 +781,10 @@ static void clamped_cell(se_neuron_model *m, const char *cls) {
   se_morphology_free(&mo);
 }
 
-/* gen's second level of pieces (SE_GEN_WARP_LEVELS=2): big-low and big-high take it (the
- * partition line of the source says so), medium-high does not (it would save too few rows),
- * and with one level none does; each kernel within auto's shared memory. */
+/* gen's second level of pieces (SE_GEN_WARP_LEVELS=2, and in the source the default): big-low
+ * and big-high take it (the partition line of the source says so), medium-high does not (it
+ * would save too few rows), and with one level none does; each kernel within auto's shared
+ * memory. */
 static void check_gen_levels(se_test_state *st) {
   static const char *const cls[3] = {"big-low", "big-high", "medium-high"};
   for (int k = 0; k < 3; k++) {
@@ -794,14 +795,16 @@ static void check_gen_levels(se_test_state *st) {
     opt.interleave_width = 32;
     se_neurons_t e = NULL;
     se_test_ok(se_neurons_create(&m, 0, 1, &opt, &e, &err), &err, "create");
-    for (int levels = 1; levels <= 2; levels++) {
+    for (int levels = -1; levels <= 2; levels++) {
+      if (levels == 0)
+        continue;
       se_gen_options go = se_gen_options_from_env();
       go.warp_levels = levels;
       char *src = NULL;
       se_test_ok(se_neurons_gen_source(e, &go, &src, &err), &err, "se_neurons_gen_source");
       const int two = strstr(src, "over 2 levels") != NULL;
       const size_t smem = se_neurons_gen_smem(e, 0, &go);
-      SE_EXPECT(st, two == (levels == 2 && k < 2) && smem <= SE_GEN_AUTO_MAX_SMEM,
+      SE_EXPECT(st, two == (levels != 1 && k < 2) && smem <= SE_GEN_AUTO_MAX_SMEM,
                 "gen on %s with %d level(s) of pieces: 2 levels taken %d, %zu B of shared "
                 "memory per block", cls[k], levels, two, smem);
       free(src);
@@ -810,6 +813,45 @@ static void check_gen_levels(se_test_state *st) {
     se_neuron_model_free(&m);
   }
 }
+
+#ifdef SIMENGINE_HAVE_CUDA
+/* On a GPU, the default rule's guard on the second level (se_neurons_gen_attach): big-low's and
+ * big-high's sources take 2 levels (check_gen_levels); each attached kernel either keeps them
+ * and uses no local memory, or was planned again with one level because its two-level kernel
+ * did (two_level_local, the bytes it spilled). */
+static void check_gen_level_guard(se_test_state *st) {
+  static const char *const cls[2] = {"big-low", "big-high"};
+  for (int k = 0; k < 2; k++) {
+    se_error err = {0};
+    se_neuron_model m;
+    clamped_cell(&m, cls[k]);
+    se_neurons_options opt = se_neurons_default_options();
+    opt.interleave_width = 32;
+    se_neurons_t e = NULL;
+    se_test_ok(se_neurons_create(&m, 0, 1, &opt, &e, &err), &err, "create");
+    se_neurons_device d;
+    memset(&d, 0, sizeof d);
+    se_gen_step g;
+    memset(&g, 0, sizeof g);
+    se_test_ok(se_neurons_gen_attach(e, 0, NULL, &d, &g, &err), &err, "se_neurons_gen_attach");
+    struct cudaFuncAttributes a = {0};
+    const cudaError_t cr = g.n == 1 ? cudaFuncGetAttributes(&a, (const void *)g.k[0].kernel)
+                                    : cudaErrorInvalidValue;
+    const int levels = g.n == 1 ? g.k[0].levels : -1;
+    const size_t dropped = g.n == 1 ? g.k[0].two_level_local : 0;
+    printf("gen's level guard on %s: %d level(s), local memory %zu B per thread (a two-level "
+           "kernel with %zu B dropped)\n", cls[k], levels, a.localSizeBytes, dropped);
+    SE_EXPECT(st, cr == cudaSuccess && (levels == 2 ? a.localSizeBytes == 0 && dropped == 0
+                                                     : levels == 1 && dropped > 0),
+              "gen's level guard on %s: %d level(s), %zu B of local memory, %zu B dropped (%s)",
+              cls[k], levels, a.localSizeBytes, dropped, cudaGetErrorString(cr));
+    se_neurons_gen_free(&g);
+    cudaFree((void *)d.stream);
+    se_neurons_destroy(e);
+    se_neuron_model_free(&m);
+  }
+}
+#endif
 
 static void check_gen_source(se_test_state *st, const se_neuron_model *mixed,
                              const se_neuron_model *mono, int n_mono) {
@@ -1110,12 +1152,16 @@ int main(void) {
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
     run_gen(&st, &soma1, 32);
     unsetenv("SE_GEN_WARP_REG_ROWS");
-    se_neuron_model big; /* a second level of pieces (big-low takes it) */
+    /* a second level of pieces forced (big-low's two-level kernel spills, so the default takes
+     * one level, check_gen_level_guard): its one cell fires once in 100 ms, so any spike count
+     * above 0 passes, all of them matched */
+    se_neuron_model big;
     clamped_cell(&big, "big-low");
     setenv("SE_GEN_WARP_LEVELS", "2", 1);
-    run_gpu(&st, &big, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
+    run_gpu_spiking(&st, &big, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL, 0);
     unsetenv("SE_GEN_WARP_LEVELS");
     se_neuron_model_free(&big);
+    check_gen_level_guard(&st);
     setenv("SE_GEN_STREAMS", "0", 1); /* the 8 morphologies' kernels on the step's stream */
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
     unsetenv("SE_GEN_STREAMS");
