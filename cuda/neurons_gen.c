@@ -26,6 +26,8 @@ se_gen_options se_gen_options_from_env(void) {
   se_gen_options o;
   o.register_rows = (int)se_env_long("SE_GEN_REG_ROWS", -1);
   o.window = (int)se_env_long("SE_GEN_WINDOW", 8);
+  o.prefetch = (int)se_env_long("SE_GEN_PREFETCH", 0);
+  o.prefetch_level = se_env_long("SE_GEN_PREFETCH_LEVEL", 1) == 2 ? 2 : 1;
   o.hh_chunk = (int)se_env_long("SE_GEN_HH_CHUNK", 0);
   o.hh_split = se_env_long("SE_GEN_HH_SPLIT", 1) != 0;
   o.warps = (int)se_env_long("SE_GEN_WARPS", -1);
@@ -40,6 +42,8 @@ se_gen_options se_gen_options_from_env(void) {
     o.register_rows = -1;
   if (o.window < 0)
     o.window = 0;
+  if (o.prefetch < 0)
+    o.prefetch = 0;
   if (o.hh_chunk < 0)
     o.hh_chunk = 0;
   if (o.warp_min_blocks < -1 || o.warp_min_blocks > 32)
@@ -847,6 +851,15 @@ static void put_spike_check(text *t, const struct se_neurons *e, const y_home *h
       e->dt, e->spike_threshold);
 }
 
+/* Writes the prefetch of row i's loads into the cache (SE_GEN_PREFETCH): its v, and with hh its
+ * b and dg slots in rhs and diag. */
+static void put_prefetch(text *t, int i, int64_t W, int hh) {
+  put(t, "  SE_GEN_PREFETCH(V + %lld);\n", (long long)i * W);
+  if (hh)
+    put(t, "  SE_GEN_PREFETCH(R + %lld);\n  SE_GEN_PREFETCH(D + %lld);\n", (long long)i * W,
+        (long long)i * W);
+}
+
 /* Writes the warps' code of a warp-per-subtree kernel (docs/gpu.md "gen"): warp w eliminates its
  * pieces (y in its registers; each warp's code is a branch of its own, so their registers do
  * not add up) and leaves each piece root's y and f in shared memory; barrier 1; warp 0
@@ -855,10 +868,16 @@ static void put_spike_check(text *t, const struct se_neurons *e, const y_home *h
 static void put_warps(text *t, const struct se_neurons *e, const se_stream_row *row, int n,
                       int warps, int levels, const int *order, const int *first, const int *kid,
                       const y_home *home, const int *clamp_index, const int *hh_index,
-                      int hh_in_block, int in_order, int window) {
+                      int hh_in_block, int in_order, int window, int prefetch, int *seq) {
   const int64_t W = e->width;
   for (int w = 0; w < warps; w++) {
     put(t, "  %sif (w == %d) {\n", w ? "} else " : "", w);
+    /* the warp's rows in the order it eliminates them (seq), for the prefetches */
+    int count = 0;
+    for (int pass = 0; prefetch > 0 && pass <= levels && (pass < levels || w == 0); pass++)
+      for (int k = 0; k < n; k++)
+        if (home[order[k]].warp == w && home[order[k]].level == pass)
+          seq[count++] = order[k];
     int rows = 0;
     /* pass p < levels: the warp's pieces of level p; pass levels: the trunk (warp 0) */
     for (int pass = 0; pass <= levels; pass++) {
@@ -872,6 +891,9 @@ static void put_warps(text *t, const struct se_neurons *e, const se_stream_row *
           continue;
         if (window > 0 && rows > 0 && rows % window == 0)
           put(t, "  asm volatile(\"\" ::: \"memory\");\n");
+        /* the loads of the row prefetch rows ahead (from the first row, those up to it) */
+        for (int q = rows ? rows + prefetch : 1; q <= rows + prefetch && q < count; q++)
+          put_prefetch(t, seq[q], W, hh_index[seq[q]] >= 0 && !hh_in_block);
         rows++;
         char hb[48] = "", hd[48] = "", ic[48] = "";
         if (hh_index[i] >= 0 && hh_in_block) { /* from the block's hh phase */
@@ -942,9 +964,11 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
   int *first = calloc((size_t)n + 1, sizeof *first), *kid = calloc((size_t)n, sizeof *kid);
   y_home *home = calloc((size_t)n, sizeof *home);
   int *per_warp = calloc(2 * (size_t)plan->warps, sizeof *per_warp); /* warp_rows, so far */
+  int *seq = calloc((size_t)n, sizeof *seq); /* a warp's rows in order (put_warps) */
   int rc = SE_OK;
   text t = *out;
-  if (!order || !hh_index || !clamp_index || !parent || !first || !kid || !home || !per_warp) {
+  if (!order || !hh_index || !clamp_index || !parent || !first || !kid || !home || !per_warp ||
+      !seq) {
     rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
                       "out of memory for the generated kernel of %d rows", n);
     goto done;
@@ -1122,7 +1146,7 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
   }
   if (warps > 1) {
     put_warps(&t, e, row, n, warps, plan->levels, order, first, kid, home, clamp_index, hh_index,
-              plan->hh_in_block, in_order, opt->window);
+              plan->hh_in_block, in_order, opt->window, opt->prefetch, seq);
     put(&t, "}\n");
     goto done;
   }
@@ -1170,6 +1194,7 @@ done:
   free(parent);
   free(home);
   free(per_warp);
+  free(seq);
   *out = t;
   return rc;
 }
@@ -1200,9 +1225,12 @@ static int write_source(const struct se_neurons *e, const se_stream_tables *tab,
           "#ifndef SE_GEN_BAR // a barrier of the block's threads (from branches of their own)\n"
           "#define SE_GEN_BAR(id, threads) "
           "asm volatile(\"bar.sync \" #id \", \" #threads \";\" ::: \"memory\")\n#endif\n"
+          "#ifndef SE_GEN_PREFETCH // the line of address p into the L%d cache\n"
+          "#define SE_GEN_PREFETCH(p) asm volatile(\"prefetch.L%d [%%0];\" :: \"l\"(p))\n"
+          "#endif\n"
           "struct se_gen_group { long long base, thread0; int lanes, pad; };\n",
       count, count == 1 ? "y" : "ies", (long long)e->width, in_order ? ", cells in order" : "",
-      e->dt, e->q10);
+      e->dt, e->q10, opt->prefetch_level == 2 ? 2 : 1, opt->prefetch_level == 2 ? 2 : 1);
   for (int k = 0; rc == SE_OK && k < count; k++)
     rc = put_kernel(&t, e, tab, list[k], &plans[k], in_order, opt, err);
   if (rc == SE_OK && t.failed)

@@ -94,14 +94,17 @@ typedef struct se_gen_step {
  * after a barrier, only what is left warp 0's) where that saves more than SE_GEN_LEVEL_ROWS rows
  * on a block's critical path (SE_GEN_WARP_LEVELS, default -1: 2 where the two-level kernel
  * compiles without local memory, else 1, se_neurons_gen_attach; measured, docs/gpu.md "Session
- * 16"; 1 or 2 forces it), a compiler
+ * 16"; 1 or 2 forces it), prefetch: with warps, each warp prefetches the loads of the row it
+ * eliminates prefetch rows later (v, and rhs and diag of split-off hh rows) into the L1 cache,
+ * or with prefetch_level 2 into L2 (SE_GEN_PREFETCH, default 0: none; SE_GEN_PREFETCH_LEVEL,
+ * default 1; session 16, measured in docs/gpu.md "Session 16"), a compiler
  * barrier every window rows keeps the loads from being hoisted into spills (SE_GEN_WINDOW,
  * default 8, 0 none), contract: FMA contraction (SE_GEN_FMAD, default 0 as the engine's kernels,
  * docs/model.md); and a launch choice, streams: several morphologies' kernels on a stream each,
  * concurrently (SE_GEN_STREAMS, default 1). */
 typedef struct se_gen_options {
   int register_rows, window, contract, hh_chunk, hh_split, warps, warp_cut, warp_min_blocks,
-      warp_hh, warp_reg_rows, warp_levels, streams;
+      warp_hh, warp_reg_rows, warp_levels, streams, prefetch, prefetch_level;
 } se_gen_options;
 
 /* The options from the environment (defaults above). */

@@ -20,6 +20,8 @@ extern se_gen_dim3 blockIdx, threadIdx;
 /* the warp-per-subtree kernels' barrier: the driver's fibers (tests/gen_host_driver.cpp) */
 void se_gen_host_barrier();
 #define SE_GEN_BAR(id, threads) se_gen_host_barrier()
+/* a prefetch only moves data into a cache: nothing to do on the host */
+#define SE_GEN_PREFETCH(p) ((void)(p))
 
 static inline unsigned long long atomicCAS(unsigned long long *p, unsigned long long expected,
                                            unsigned long long value) {

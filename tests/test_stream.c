@@ -814,6 +814,43 @@ static void check_gen_levels(se_test_state *st) {
   }
 }
 
+/* gen's prefetches (SE_GEN_PREFETCH=4) on medium-high (4 warps, hh rows split off): each warp
+ * prefetches v of every row it eliminates but its first, once, and rhs and diag of each such hh
+ * row; none without the option; the source compiles for sm_90. */
+static void check_gen_prefetch(se_test_state *st) {
+  se_error err = {0};
+  se_neuron_model m;
+  clamped_cell(&m, "medium-high");
+  se_neurons_options opt = se_neurons_default_options();
+  opt.interleave_width = 32;
+  se_neurons_t e = NULL;
+  se_test_ok(se_neurons_create(&m, 0, 1, &opt, &e, &err), &err, "create");
+  for (int prefetch = 0; prefetch <= 4; prefetch += 4) {
+    se_gen_options go = se_gen_options_from_env();
+    go.prefetch = prefetch;
+    char *src = NULL, *cubin = NULL;
+    size_t size = 0;
+    se_test_ok(se_neurons_gen_source(e, &go, &src, &err), &err, "se_neurons_gen_source");
+    int v = 0, r = 0, d = 0;
+    for (const char *p = src; (p = strstr(p, "SE_GEN_PREFETCH(")); p++) {
+      v += strncmp(p, "SE_GEN_PREFETCH(V + ", 20) == 0;
+      r += strncmp(p, "SE_GEN_PREFETCH(R + ", 20) == 0;
+      d += strncmp(p, "SE_GEN_PREFETCH(D + ", 20) == 0;
+    }
+    const int rows = (int)(m.morph_offsets[1] - m.morph_offsets[0]),
+              warps = se_neurons_gen_warps(e, 0, &go);
+    const int compiled = se_neurons_gen_compile(src, 9, 0, 0, &cubin, &size, &err) == SE_OK;
+    SE_EXPECT(st, compiled && (prefetch ? v == rows - warps && r == d && r > 0 : v + r + d == 0),
+              "gen's prefetch %d on medium-high (%d rows, %d warps): %d of v, %d of rhs, %d of "
+              "diag, compiled %d (%s)", prefetch, rows, warps, v, r, d, compiled,
+              compiled ? "" : err.message);
+    free(src);
+    free(cubin);
+  }
+  se_neurons_destroy(e);
+  se_neuron_model_free(&m);
+}
+
 #ifdef SIMENGINE_HAVE_CUDA
 /* On a GPU, the default rule's guard on the second level (se_neurons_gen_attach): big-low's and
  * big-high's sources take 2 levels (check_gen_levels); each attached kernel either keeps them
@@ -973,6 +1010,7 @@ int main(void) {
   check_gen_source(&st, &m, mono, N_MORPH);
   check_gen_rule(&st);
   check_gen_levels(&st);
+  check_gen_prefetch(&st);
   /* the host runs (CI's; tools/device/check.sh sets SE_TEST_GEN_HOST=0 to leave the GPU machine's
    * time to the GPU part) */
   const char *host_env = getenv("SE_TEST_GEN_HOST");
@@ -1162,6 +1200,12 @@ int main(void) {
     unsetenv("SE_GEN_WARP_LEVELS");
     se_neuron_model_free(&big);
     check_gen_level_guard(&st);
+    setenv("SE_GEN_PREFETCH", "8", 1); /* prefetches 8 rows ahead into L1, then L2 */
+    run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
+    setenv("SE_GEN_PREFETCH_LEVEL", "2", 1);
+    run_gen(&st, &soma1, 32);
+    unsetenv("SE_GEN_PREFETCH_LEVEL");
+    unsetenv("SE_GEN_PREFETCH");
     setenv("SE_GEN_STREAMS", "0", 1); /* the 8 morphologies' kernels on the step's stream */
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
     unsetenv("SE_GEN_STREAMS");
