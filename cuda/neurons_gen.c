@@ -26,7 +26,7 @@ se_gen_options se_gen_options_from_env(void) {
   se_gen_options o;
   o.register_rows = (int)se_env_long("SE_GEN_REG_ROWS", -1);
   o.window = (int)se_env_long("SE_GEN_WINDOW", 8);
-  o.prefetch = (int)se_env_long("SE_GEN_PREFETCH", 0);
+  o.prefetch = (int)se_env_long("SE_GEN_PREFETCH", -1);
   o.prefetch_level = se_env_long("SE_GEN_PREFETCH_LEVEL", 1) == 2 ? 2 : 1;
   o.hh_chunk = (int)se_env_long("SE_GEN_HH_CHUNK", 0);
   o.hh_split = se_env_long("SE_GEN_HH_SPLIT", 1) != 0;
@@ -42,8 +42,8 @@ se_gen_options se_gen_options_from_env(void) {
     o.register_rows = -1;
   if (o.window < 0)
     o.window = 0;
-  if (o.prefetch < 0)
-    o.prefetch = 0;
+  if (o.prefetch < -1)
+    o.prefetch = -1;
   if (o.hh_chunk < 0)
     o.hh_chunk = 0;
   if (o.warp_min_blocks < -1 || o.warp_min_blocks > 32)
@@ -455,6 +455,9 @@ done:
   return slots;
 }
 
+/* The rule's prefetch distance in rows (se_gen_options). */
+#define SE_GEN_PREFETCH_ROWS 8
+
 /* How morphology m's kernels are written under opt. */
 typedef struct gen_plan {
   int n, n_hh, n_clamp;
@@ -468,6 +471,7 @@ typedef struct gen_plan {
   int smem_rows; /* with warps: the rows whose y lives in shared memory (1 double per cell) */
   int trunk, most; /* with warps: the trunk's rows, the most piece rows of a warp */
   int levels; /* with warps: the levels of pieces taken (1, or 2 unless opt's warp_levels is 1) */
+  int prefetch; /* with warps: rows ahead that each warp prefetches the loads of (0: none) */
   int *warp, *piece, *level; /* with warps: warp_partition's warp, slot and level of each row
                                 (else NULL) */
 } gen_plan;
@@ -487,6 +491,12 @@ static void plan_rules(const struct se_neurons *e, int32_t m, const se_gen_optio
                 : p->n <= 128                        ? -1
                 : p->n <= 512 && long_sections       ? 32
                                                      : 48;
+  /* prefetches 8 rows ahead for the long sections of 129 to 512 rows (docs/gpu.md "Session
+   * 16", measured: medium-low 1.68x -> 1.59x its byte floor; slower for medium-high and big-low) */
+  p->prefetch = p->warps < 2              ? 0
+                : opt->prefetch >= 0      ? opt->prefetch
+                : p->n > 128 && p->n <= 512 && long_sections ? SE_GEN_PREFETCH_ROWS
+                                                             : 0;
   p->hh_in_block = p->warps > 1 && hh_in_block_rule(opt, p->n, p->n_hh);
   p->min_blocks = opt->warp_min_blocks >= 0        ? opt->warp_min_blocks
                   : p->warps > 4 && p->warps <= 8 ? 2
@@ -1146,7 +1156,7 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
   }
   if (warps > 1) {
     put_warps(&t, e, row, n, warps, plan->levels, order, first, kid, home, clamp_index, hh_index,
-              plan->hh_in_block, in_order, opt->window, opt->prefetch, seq);
+              plan->hh_in_block, in_order, opt->window, plan->prefetch, seq);
     put(&t, "}\n");
     goto done;
   }

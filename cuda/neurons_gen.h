@@ -96,8 +96,9 @@ typedef struct se_gen_step {
  * compiles without local memory, else 1, se_neurons_gen_attach; measured, docs/gpu.md "Session
  * 16"; 1 or 2 forces it), prefetch: with warps, each warp prefetches the loads of the row it
  * eliminates prefetch rows later (v, and rhs and diag of split-off hh rows) into the L1 cache,
- * or with prefetch_level 2 into L2 (SE_GEN_PREFETCH, default 0: none; SE_GEN_PREFETCH_LEVEL,
- * default 1; session 16, measured in docs/gpu.md "Session 16"), a compiler
+ * or with prefetch_level 2 into L2 (SE_GEN_PREFETCH, default -1: 8 for long sections of 129 to
+ * 512 rows, else none, measured in docs/gpu.md "Session 16"; 0 none; SE_GEN_PREFETCH_LEVEL,
+ * default 1), a compiler
  * barrier every window rows keeps the loads from being hoisted into spills (SE_GEN_WINDOW,
  * default 8, 0 none), contract: FMA contraction (SE_GEN_FMAD, default 0 as the engine's kernels,
  * docs/model.md); and a launch choice, streams: several morphologies' kernels on a stream each,

@@ -723,7 +723,7 @@ static void one_cell_each(se_neuron_model *m, const se_morphology *mo, int n) {
 /* gen's default rule (cuda/neurons_gen.c warps_rule and plan_rules, docs/gpu.md "Session 15") on
  * the six synthetic classes, one cell each with soma hh: 4 warps with the hh rows in the block up
  * to 128 rows, 4 warps up to 512 rows, else 8; above 128 rows the hh rows split off and some y in
- * shared memory. */
+ * shared memory; prefetches for medium-low only. */
 static void check_gen_rule(se_test_state *st) {
   static const char *const cls[6] = {"small-low",  "small-high", "medium-low",
                                      "medium-high", "big-low",   "big-high"};
@@ -755,6 +755,12 @@ static void check_gen_rule(se_test_state *st) {
     SE_EXPECT(st, smem <= SE_GEN_AUTO_MAX_SMEM && (smem > smem_all) == (mo.n_compartments > 128),
               "gen's rule on %s: %zu B of shared memory per block (%zu B with every y in "
               "registers)", cls[k], smem, smem_all);
+    /* prefetches only for the long sections of 129 to 512 rows: medium-low */
+    char *src = NULL;
+    se_test_ok(se_neurons_gen_source(e, &go, &src, &err), &err, "se_neurons_gen_source");
+    const int prefetches = strstr(src, "SE_GEN_PREFETCH(V + ") != NULL;
+    SE_EXPECT(st, prefetches == (k == 2), "gen's rule on %s: prefetches %d", cls[k], prefetches);
+    free(src);
     if (mo.n_compartments > 512) {
       const size_t smem2 = se_neurons_gen_smem(e, 0, &two_warps),
                    smem2_48 = se_neurons_gen_smem(e, 0, &two_warps_48);
