@@ -69,4 +69,8 @@ int se_bench_gpu_hines(int argc, char **argv);
 /* simengine-bench tridiag: batched tridiagonal solvers against cuSPARSE (src/bench_tridiag.c). */
 int se_bench_tridiag(int argc, char **argv);
 
+/* simengine-bench gen-source: writes gen's generated kernel source per synthetic class
+ * (src/bench_gen.c). */
+int se_bench_gen_source(int argc, char **argv);
+
 #endif

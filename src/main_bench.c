@@ -21,6 +21,7 @@ static const char *usage =
     "  tridiag    GPU tridiagonal batches against cuSPARSE, and branch-level multi-morphology Hines\n"
     "  edd        one huge neuron: Exact Domain Decomposition on the GPU against sequential sweeps\n"
     "  tdbem      TD-BEM slice summation on the CPU (ng 1..16) against the front approach\n"
+    "  gen-source the source of gen's generated step kernels per class, for SASS inspection\n"
     "\n"
     "simengine-bench hines [options]\n"
     "\n"
@@ -220,6 +221,8 @@ int main(int argc, char **argv) {
     return se_bench_edd(argc, argv);
   if (argc >= 2 && !strcmp(argv[1], "tdbem"))
     return se_bench_tdbem(argc, argv);
+  if (argc >= 2 && !strcmp(argv[1], "gen-source"))
+    return se_bench_gen_source(argc, argv);
   fputs(usage, argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? stdout : stderr);
   return argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? 0 : 2;
 }

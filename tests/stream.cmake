@@ -10,3 +10,6 @@ se_add_test(engine_stream RANKS 1 LABELS unit gpu COMMAND $<TARGET_FILE:test_str
 
 # tools/plot_step.py on simengine-bench step's CSV (the committed H200 table and a CPU run).
 se_add_script_test(step_plot LABELS unit COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/step_plot.sh)
+
+# simengine-bench gen-source and tools/gen_phases.py (gen's instructions per warp and phase).
+se_add_script_test(gen_phases LABELS unit COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gen_phases.sh)
