@@ -28,6 +28,7 @@ se_gen_options se_gen_options_from_env(void) {
   o.window = (int)se_env_long("SE_GEN_WINDOW", 8);
   o.prefetch = (int)se_env_long("SE_GEN_PREFETCH", -1);
   o.prefetch_level = se_env_long("SE_GEN_PREFETCH_LEVEL", 1) == 2 ? 2 : 1;
+  o.warp_cost = (int)se_env_long("SE_GEN_WARP_COST", 0);
   o.hh_chunk = (int)se_env_long("SE_GEN_HH_CHUNK", 0);
   o.hh_split = se_env_long("SE_GEN_HH_SPLIT", 1) != 0;
   o.warps = (int)se_env_long("SE_GEN_WARPS", -1);
@@ -44,6 +45,8 @@ se_gen_options se_gen_options_from_env(void) {
     o.window = 0;
   if (o.prefetch < -1)
     o.prefetch = -1;
+  if (o.warp_cost < 2 || o.warp_cost > 16)
+    o.warp_cost = 0;
   if (o.hh_chunk < 0)
     o.hh_chunk = 0;
   if (o.warp_min_blocks < -1 || o.warp_min_blocks > 32)
@@ -243,18 +246,19 @@ static int warps_rule(const se_gen_options *opt, int n, int n_hh, int n_clamp) {
  * largest first (ties by row) to the least loaded warp, warp 0 starting with the trunk's rows
  * when trunk_first. warp[i]: the warp of row i, -1 in the trunk; slot[i]: the shared-memory slot
  * of a piece root outside warp 0 (its y and f go to the trunk, its parent's x comes back), else
- * -1. size: the subtree sizes; piece, load: scratch of n and K. Returns the number of slots;
- * *trunk: the trunk's rows, *most: the most piece rows of a warp. */
-static int deal_pieces(const int32_t *parent, const int *size, int n, int K, double T,
-                       int trunk_first, int *piece, int64_t *load, int *warp, int *slot,
-                       int *trunk, int *most) {
+ * -1. size: the subtree sizes (with weight, the sums of the rows' weights; NULL: 1 each);
+ * piece, load: scratch of n and K. Returns the number of slots; *trunk: the trunk's rows
+ * (weights), *most: the most piece rows (weights) of a warp. */
+static int deal_pieces(const int32_t *parent, const int *size, const int *weight, int n, int K,
+                       double T, int trunk_first, int *piece, int64_t *load, int *warp,
+                       int *slot, int *trunk, int *most) {
   int n_pieces = 0;
   *trunk = 0;
   for (int i = 0; i < n; i++) {
     warp[i] = size[i] > T ? -1 : 0;
     slot[i] = -1;
     if (size[i] > T)
-      (*trunk)++;
+      *trunk += weight ? weight[i] : 1;
     else if (i > 0 && size[parent[i]] > T)
       piece[n_pieces++] = i;
   }
@@ -293,10 +297,11 @@ static int deal_pieces(const int32_t *parent, const int *size, int n, int K, dou
  * barrier and shared-memory round trip cost. */
 #define SE_GEN_LEVEL_ROWS 4
 
-/* size[i]: the rows of row i's subtree in the n-row tree parent (parent[i] < i). */
-static void subtree_sizes(const int32_t *parent, int n, int *size) {
+/* size[i]: the rows of row i's subtree in the n-row tree parent (parent[i] < i), with weight
+ * the sum of their weights (NULL: 1 each). */
+static void subtree_sizes(const int32_t *parent, int n, const int *weight, int *size) {
   for (int i = 0; i < n; i++)
-    size[i] = 1;
+    size[i] = weight ? weight[i] : 1;
   for (int i = n - 1; i > 0; i--)
     size[parent[i]] += size[i];
 }
@@ -312,23 +317,27 @@ static int is_subtree_size(const int *size, int n, int t) {
 
 /* The trunk of deal_pieces's warp (the rows with warp -1) as a tree of its own: row[c] the c-th
  * trunk row (parents first, as in the tree), cparent its parent's index there, csize the
- * subtree sizes within the trunk. Returns the trunk's rows. */
-static int trunk_tree(const int32_t *parent, int n, const int *warp, int *row, int32_t *cparent,
-                      int *csize, int *index) {
+ * subtree sizes within the trunk (with weight, of the weights, cweight theirs). Returns the
+ * trunk's rows. */
+static int trunk_tree(const int32_t *parent, int n, const int *warp, const int *weight, int *row,
+                      int32_t *cparent, int *cweight, int *csize, int *index) {
   int nt = 0;
   for (int i = 0; i < n; i++)
     if (warp[i] < 0) {
       index[i] = nt;
       row[nt] = i;
+      if (weight)
+        cweight[nt] = weight[i];
       cparent[nt++] = i > 0 ? index[parent[i]] : -1;
     }
-  subtree_sizes(cparent, nt, csize);
+  subtree_sizes(cparent, nt, weight ? cweight : NULL, csize);
   return nt;
 }
 
 /* Scratch of warp_partition for n rows and K warps. */
 typedef struct partition_scratch {
-  int *size, *piece, *row, *csize, *cpiece, *cwarp, *cslot, *index;
+  int *size, *piece, *row, *csize, *cpiece, *cwarp, *cslot, *index, *cweight;
+  const int *weight; /* the rows' weights (NULL: 1 each) */
   int32_t *cparent;
   int64_t *load;
 } partition_scratch;
@@ -340,20 +349,24 @@ static int best_two_levels(const int32_t *parent, int n, int K, partition_scratc
                            int *slot, int *T0, int *T1) {
   int best = -1, best_trunk = 0;
   /* thresholds below a quarter of a warp's share deal too many pieces to pay */
-  for (int t0 = n / (4 * K) + 1; t0 < n; t0++) {
+  const int total = s->size[0];
+  for (int t0 = total / (4 * K) + 1; t0 < total; t0++) {
     if (!is_subtree_size(s->size, n, t0))
       continue;
     int trunk0 = 0, most0 = 0;
-    deal_pieces(parent, s->size, n, K, t0, 0, s->piece, s->load, warp, slot, &trunk0, &most0);
+    deal_pieces(parent, s->size, s->weight, n, K, t0, 0, s->piece, s->load, warp, slot, &trunk0,
+                &most0);
     if (best >= 0 && most0 + 1 >= best)
       continue;
-    const int nt = trunk_tree(parent, n, warp, s->row, s->cparent, s->csize, s->index);
-    for (int t1 = nt / (4 * K) + 1; t1 < nt; t1++) {
+    const int nt = trunk_tree(parent, n, warp, s->weight, s->row, s->cparent, s->cweight,
+                              s->csize, s->index),
+              ctotal = s->csize[0];
+    for (int t1 = ctotal / (4 * K) + 1; t1 < ctotal; t1++) {
       if (!is_subtree_size(s->csize, nt, t1))
         continue;
       int trunk1 = 0, most1 = 0;
-      deal_pieces(s->cparent, s->csize, nt, K, t1, 0, s->cpiece, s->load, s->cwarp, s->cslot,
-                  &trunk1, &most1);
+      deal_pieces(s->cparent, s->csize, s->weight ? s->cweight : NULL, nt, K, t1, 0, s->cpiece,
+                  s->load, s->cwarp, s->cslot, &trunk1, &most1);
       const int rows = most0 + most1 + trunk1;
       if (best < 0 || rows < best || (rows == best && trunk1 < best_trunk)) {
         best = rows;
@@ -376,9 +389,11 @@ static int best_two_levels(const int32_t *parent, int n, int K, partition_scratc
  * for the trunk's. Returns the number of slots (a slot for each row whose parent another warp
  * eliminates), or -1 out of memory; *trunk: the trunk's rows, *most: the most piece rows of a
  * warp (over both levels), *levels: 1 or 2. */
-static int warp_partition(const int32_t *parent, int n, int K, int cut, int max_levels,
-                          int *warp, int *slot, int *level, int *trunk, int *most, int *levels) {
+static int warp_partition(const int32_t *parent, const int *weight, int n, int K, int cut,
+                          int max_levels, int *warp, int *slot, int *level, int *trunk, int *most,
+                          int *levels) {
   partition_scratch s = {0};
+  s.weight = weight;
   s.size = calloc((size_t)n + 1, sizeof *s.size);
   s.piece = calloc((size_t)n + 1, sizeof *s.piece);
   s.load = calloc((size_t)K, sizeof *s.load);
@@ -391,20 +406,23 @@ static int warp_partition(const int32_t *parent, int n, int K, int cut, int max_
     s.cslot = calloc((size_t)n, sizeof *s.cslot);
     s.index = calloc((size_t)n, sizeof *s.index);
     s.cparent = calloc((size_t)n, sizeof *s.cparent);
+    s.cweight = calloc((size_t)n, sizeof *s.cweight);
   }
   int slots = -1;
   *levels = 1;
   if (!s.size || !s.piece || !s.load ||
       (two && (!s.row || !s.csize || !s.cpiece || !s.cwarp || !s.cslot || !s.index ||
-               !s.cparent)))
+               !s.cparent || !s.cweight)))
     goto done;
-  subtree_sizes(parent, n, s.size);
-  double T = (double)n / K;
+  subtree_sizes(parent, n, weight, s.size);
+  double T = (double)s.size[0] / K;
   int best = -1;
   if (cut == 1) { /* every threshold below n: O(n^2) for n <= 1024 rows, once per attach */
     int best_trunk = 0;
-    for (int t = 1; t < n; t++) {
-      deal_pieces(parent, s.size, n, K, t, 0, s.piece, s.load, warp, slot, trunk, most);
+    for (int t = 1; t < s.size[0]; t++) {
+      if (weight && !is_subtree_size(s.size, n, t)) /* (with weights, the sizes that occur) */
+        continue;
+      deal_pieces(parent, s.size, weight, n, K, t, 0, s.piece, s.load, warp, slot, trunk, most);
       if (best < 0 || *trunk + *most < best || (*trunk + *most == best && *trunk < best_trunk)) {
         best = *trunk + *most;
         best_trunk = *trunk;
@@ -420,15 +438,16 @@ static int warp_partition(const int32_t *parent, int n, int K, int cut, int max_
       T = T0;
     }
   }
-  slots = deal_pieces(parent, s.size, n, K, T, cut != 1, s.piece, s.load, warp, slot, trunk,
-                      most);
+  slots = deal_pieces(parent, s.size, weight, n, K, T, cut != 1, s.piece, s.load, warp, slot,
+                      trunk, most);
   for (int i = 0; i < n; i++)
     level[i] = warp[i] < 0 ? *levels : 0;
   if (*levels == 2) { /* the trunk's pieces: level 1, a slot where the parent is another warp's */
-    const int nt = trunk_tree(parent, n, warp, s.row, s.cparent, s.csize, s.index);
+    const int nt = trunk_tree(parent, n, warp, weight, s.row, s.cparent, s.cweight, s.csize,
+                              s.index);
     int most1 = 0;
-    deal_pieces(s.cparent, s.csize, nt, K, T1, 0, s.cpiece, s.load, s.cwarp, s.cslot, trunk,
-                &most1);
+    deal_pieces(s.cparent, s.csize, weight ? s.cweight : NULL, nt, K, T1, 0, s.cpiece, s.load,
+                s.cwarp, s.cslot, trunk, &most1);
     for (int c = 0; c < nt; c++)
       if (s.cwarp[c] >= 0) {
         warp[s.row[c]] = s.cwarp[c];
@@ -452,6 +471,7 @@ done:
   free(s.cslot);
   free(s.index);
   free(s.cparent);
+  free(s.cweight);
   return slots;
 }
 
@@ -547,11 +567,23 @@ static int morphology_plan(const struct se_neurons *e, int32_t m, const se_gen_o
   p->warp = calloc((size_t)p->n, sizeof *p->warp);
   p->piece = calloc((size_t)p->n, sizeof *p->piece);
   p->level = calloc((size_t)p->n, sizeof *p->level);
-  p->slots = p->warp && p->piece && p->level
-                 ? warp_partition(e->topology[m].parent, p->n, p->warps, p->cut,
+  /* with warp_cost, a row with an hh row in its subtree (a division per step) weighs more */
+  int *weight = opt->warp_cost ? calloc((size_t)p->n, sizeof *weight) : NULL;
+  if (weight) {
+    const int32_t *parent = e->topology[m].parent;
+    const uint8_t *hh = e->topology[m].has_hh;
+    for (int i = 0; i < p->n; i++)
+      weight[i] = hh[i] ? opt->warp_cost : 1;
+    for (int i = p->n - 1; i > 0; i--)
+      if (weight[i] > 1)
+        weight[parent[i]] = opt->warp_cost;
+  }
+  p->slots = p->warp && p->piece && p->level && (weight || !opt->warp_cost)
+                 ? warp_partition(e->topology[m].parent, weight, p->n, p->warps, p->cut,
                                   opt->warp_levels == 1 ? 1 : 2, p->warp, p->piece, p->level,
                                   &p->trunk, &p->most, &p->levels)
                  : -1;
+  free(weight);
   if (p->slots >= 0 && p->reg_rows >= 0) {
     /* each warp's rows beyond reg_rows keep y in shared memory; the rule's reg_rows grows by 16
      * until the kernel fits in SE_GEN_AUTO_MAX_SMEM (at worst every y in registers) */
@@ -1040,8 +1072,9 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
   put(&t, "// morphology %d: %d rows (%d hh)", (int)m, n, n_hh);
   if (warps > 1)
     put(&t, ", %d warps per 32 cells (%d pieces to share, a trunk of %d rows, at most %d piece "
-        "rows per warp%s)", warps, plan->slots, plan->trunk, plan->most,
-        plan->levels > 1 ? " over 2 levels" : "");
+        "rows per warp%s%s)", warps, plan->slots, plan->trunk, plan->most,
+        plan->levels > 1 ? " over 2 levels" : "",
+        opt->warp_cost ? "; rows weighted by their cost" : "");
   put(&t, "\n");
   if (n_hh > 0) {
     put(&t, "__constant__ se_gen_hh_row se_gen_hh_%d[%d] = {\n", (int)m, n_hh);

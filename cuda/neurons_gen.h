@@ -98,14 +98,17 @@ typedef struct se_gen_step {
  * eliminates prefetch rows later (v, and rhs and diag of split-off hh rows) into the L1 cache,
  * or with prefetch_level 2 into L2 (SE_GEN_PREFETCH, default -1: 8 for long sections of 129 to
  * 512 rows, else none, measured in docs/gpu.md "Session 16"; 0 none; SE_GEN_PREFETCH_LEVEL,
- * default 1), a compiler
+ * default 1), warp_cost: the partition weighs the rows, a row with an hh row in its subtree (a
+ * division per step: about 36 SASS instructions in its elimination against 13 for a passive row,
+ * docs/gpu.md "Session 16" item 10) as warp_cost passive rows (SE_GEN_WARP_COST=W, 2 to 16;
+ * default 0: rows; session 16, host-run, not yet measured), a compiler
  * barrier every window rows keeps the loads from being hoisted into spills (SE_GEN_WINDOW,
  * default 8, 0 none), contract: FMA contraction (SE_GEN_FMAD, default 0 as the engine's kernels,
  * docs/model.md); and a launch choice, streams: several morphologies' kernels on a stream each,
  * concurrently (SE_GEN_STREAMS, default 1). */
 typedef struct se_gen_options {
   int register_rows, window, contract, hh_chunk, hh_split, warps, warp_cut, warp_min_blocks,
-      warp_hh, warp_reg_rows, warp_levels, streams, prefetch, prefetch_level;
+      warp_hh, warp_reg_rows, warp_levels, streams, prefetch, prefetch_level, warp_cost;
 } se_gen_options;
 
 /* The options from the environment (defaults above). */

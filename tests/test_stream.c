@@ -813,6 +813,18 @@ static void check_gen_levels(se_test_state *st) {
       SE_EXPECT(st, two == (levels != 1 && k < 2) && smem <= SE_GEN_AUTO_MAX_SMEM,
                 "gen on %s with %d level(s) of pieces: 2 levels taken %d, %zu B of shared "
                 "memory per block", cls[k], levels, two, smem);
+      /* the rows weighted by their cost (SE_GEN_WARP_COST=3): big-low's partition line changes
+       * (its 22 hh rows and their ancestors divide) */
+      go.warp_cost = 3;
+      char *wsrc = NULL;
+      se_test_ok(se_neurons_gen_source(e, &go, &wsrc, &err), &err, "se_neurons_gen_source");
+      const char *line = strstr(src, "// morphology "), *wline = strstr(wsrc, "// morphology ");
+      const char *end = line ? strstr(line, " per warp") : NULL; /* the counts, not the notes */
+      const int same = end && wline && strncmp(line, wline, (size_t)(end - line)) == 0;
+      SE_EXPECT(st, strstr(wsrc, "rows weighted by their cost") && (k == 0 ? !same : 1),
+                "gen on %s with %d level(s), rows weighted: the partition %s", cls[k], levels,
+                same ? "unchanged" : "changed");
+      free(wsrc);
       free(src);
     }
     se_neurons_destroy(e);
@@ -1104,6 +1116,10 @@ int main(void) {
     clamped_cell(&big, "big-low");
     setenv("SE_GEN_WARP_LEVELS", "2", 1);
     run_gen_host(&st, &big, 32, "big-low alone, 2 levels of pieces", &warp_kernels);
+    setenv("SE_GEN_WARP_COST", "3", 1); /* the rows with a division weigh 3 (another partition) */
+    run_gen_host(&st, &big, 32, "big-low alone, 2 levels of pieces, rows weighted",
+                 &warp_kernels);
+    unsetenv("SE_GEN_WARP_COST");
     unsetenv("SE_GEN_WARP_LEVELS");
     se_neuron_model_free(&big);
     se_neuron_model_free(&soma);
@@ -1203,6 +1219,9 @@ int main(void) {
     clamped_cell(&big, "big-low");
     setenv("SE_GEN_WARP_LEVELS", "2", 1);
     run_gpu_spiking(&st, &big, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL, 0);
+    setenv("SE_GEN_WARP_COST", "3", 1); /* and the rows weighted by their cost */
+    run_gpu_spiking(&st, &big, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL, 0);
+    unsetenv("SE_GEN_WARP_COST");
     unsetenv("SE_GEN_WARP_LEVELS");
     se_neuron_model_free(&big);
     check_gen_level_guard(&st);
