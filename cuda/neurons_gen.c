@@ -388,7 +388,8 @@ static int best_two_levels(const int32_t *parent, int n, int K, partition_scratc
  * only what is left stays warp 0's (best_two_levels); level[i]: 0 or 1 for piece rows, levels
  * for the trunk's. Returns the number of slots (a slot for each row whose parent another warp
  * eliminates), or -1 out of memory; *trunk: the trunk's rows, *most: the most piece rows of a
- * warp (over both levels), *levels: 1 or 2. */
+ * warp (over both levels), *levels: 1 or 2. With weight (SE_GEN_WARP_COST), every count of rows
+ * is a sum of the rows' weights (the threshold n / K too). */
 static int warp_partition(const int32_t *parent, const int *weight, int n, int K, int cut,
                           int max_levels, int *warp, int *slot, int *level, int *trunk, int *most,
                           int *levels) {
