@@ -340,6 +340,7 @@ typedef struct partition_scratch {
   const int *weight; /* the rows' weights (NULL: 1 each) */
   int32_t *cparent;
   int64_t *load;
+  int *pool; /* the int arrays above, n + 1 each, in one allocation */
 } partition_scratch;
 
 /* With a second level: the fewest rows on a block's critical path (the most level-0 piece rows
@@ -395,25 +396,18 @@ static int warp_partition(const int32_t *parent, const int *weight, int n, int K
                           int *levels) {
   partition_scratch s = {0};
   s.weight = weight;
-  s.size = calloc((size_t)n + 1, sizeof *s.size);
-  s.piece = calloc((size_t)n + 1, sizeof *s.piece);
-  s.load = calloc((size_t)K, sizeof *s.load);
   const int two = cut == 1 && max_levels == 2;
-  if (two) {
-    s.row = calloc((size_t)n, sizeof *s.row);
-    s.csize = calloc((size_t)n, sizeof *s.csize);
-    s.cpiece = calloc((size_t)n + 1, sizeof *s.cpiece);
-    s.cwarp = calloc((size_t)n, sizeof *s.cwarp);
-    s.cslot = calloc((size_t)n, sizeof *s.cslot);
-    s.index = calloc((size_t)n, sizeof *s.index);
-    s.cparent = calloc((size_t)n, sizeof *s.cparent);
-    s.cweight = calloc((size_t)n, sizeof *s.cweight);
-  }
+  /* size and piece; with two levels also the trunk tree's arrays */
+  int **const arrays[] = {&s.size, &s.piece,  &s.row,   &s.csize,  &s.cpiece,
+                          &s.cwarp, &s.cslot, &s.index, &s.cweight, &s.cparent};
+  const int used = two ? (int)(sizeof arrays / sizeof arrays[0]) : 2;
+  s.pool = calloc((size_t)used * ((size_t)n + 1), sizeof *s.pool);
+  s.load = calloc((size_t)K, sizeof *s.load);
+  for (int a = 0; s.pool && a < used; a++)
+    *arrays[a] = s.pool + (size_t)a * ((size_t)n + 1);
   int slots = -1;
   *levels = 1;
-  if (!s.size || !s.piece || !s.load ||
-      (two && (!s.row || !s.csize || !s.cpiece || !s.cwarp || !s.cslot || !s.index ||
-               !s.cparent || !s.cweight)))
+  if (!s.pool || !s.load)
     goto done;
   subtree_sizes(parent, n, weight, s.size);
   double T = (double)s.size[0] / K;
@@ -462,17 +456,8 @@ static int warp_partition(const int32_t *parent, const int *weight, int n, int K
     }
   }
 done:
-  free(s.size);
-  free(s.piece);
+  free(s.pool);
   free(s.load);
-  free(s.row);
-  free(s.csize);
-  free(s.cpiece);
-  free(s.cwarp);
-  free(s.cslot);
-  free(s.index);
-  free(s.cparent);
-  free(s.cweight);
   return slots;
 }
 
@@ -507,17 +492,17 @@ static void plan_rules(const struct se_neurons *e, int32_t m, const se_gen_optio
    * to 128 rows; 32 for long sections up to 512 rows (4 blocks per multiprocessor at 128
    * registers); else 48 (no spills for more than 512 rows) */
   const int long_sections = p->n >= SE_GEN_LONG_SECTIONS * morphology_leaves(e, m, p->n);
-  p->reg_rows = p->warps < 2                         ? -1
-                : opt->warp_reg_rows >= 0            ? opt->warp_reg_rows
-                : p->n <= 128                        ? -1
-                : p->n <= 512 && long_sections       ? 32
-                                                     : 48;
+  const int medium_long = p->n > 128 && p->n <= 512 && long_sections;
+  p->reg_rows = p->warps < 2              ? -1
+                : opt->warp_reg_rows >= 0 ? opt->warp_reg_rows
+                : p->n <= 128             ? -1
+                : medium_long             ? 32
+                                          : 48;
   /* prefetches 8 rows ahead for the long sections of 129 to 512 rows (docs/gpu.md "Session
    * 16", measured: medium-low 1.68x -> 1.59x its byte floor; slower for medium-high and big-low) */
-  p->prefetch = p->warps < 2              ? 0
-                : opt->prefetch >= 0      ? opt->prefetch
-                : p->n > 128 && p->n <= 512 && long_sections ? SE_GEN_PREFETCH_ROWS
-                                                             : 0;
+  p->prefetch = p->warps < 2 ? 0 : opt->prefetch >= 0 ? opt->prefetch
+                                 : medium_long        ? SE_GEN_PREFETCH_ROWS
+                                                      : 0;
   p->hh_in_block = p->warps > 1 && hh_in_block_rule(opt, p->n, p->n_hh);
   p->min_blocks = opt->warp_min_blocks >= 0        ? opt->warp_min_blocks
                   : p->warps > 4 && p->warps <= 8 ? 2
@@ -570,15 +555,13 @@ static int morphology_plan(const struct se_neurons *e, int32_t m, const se_gen_o
   p->level = calloc((size_t)p->n, sizeof *p->level);
   /* with warp_cost, a row with an hh row in its subtree (a division per step) weighs more */
   int *weight = opt->warp_cost ? calloc((size_t)p->n, sizeof *weight) : NULL;
-  if (weight) {
-    const int32_t *parent = e->topology[m].parent;
-    const uint8_t *hh = e->topology[m].has_hh;
+  uint8_t *divides = opt->warp_cost ? calloc((size_t)p->n, 1) : NULL;
+  if (weight && divides) {
+    se_stream_subtree_hh(e->topology[m].parent, e->topology[m].has_hh, p->n, divides);
     for (int i = 0; i < p->n; i++)
-      weight[i] = hh[i] ? opt->warp_cost : 1;
-    for (int i = p->n - 1; i > 0; i--)
-      if (weight[i] > 1)
-        weight[parent[i]] = opt->warp_cost;
+      weight[i] = divides[i] ? opt->warp_cost : 1;
   }
+  free(divides);
   p->slots = p->warp && p->piece && p->level && (weight || !opt->warp_cost)
                  ? warp_partition(e->topology[m].parent, weight, p->n, p->warps, p->cut,
                                   opt->warp_levels == 1 ? 1 : 2, p->warp, p->piece, p->level,

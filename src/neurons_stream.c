@@ -12,6 +12,13 @@ void se_stream_free(se_stream_tables *tab) {
   memset(tab, 0, sizeof *tab);
 }
 
+void se_stream_subtree_hh(const int32_t *parent, const uint8_t *hh, int32_t n, uint8_t *sub) {
+  for (int32_t i = 0; i < n; i++)
+    sub[i] = hh[i] != 0;
+  for (int32_t i = n - 1; i > 0; i--)
+    sub[parent[i]] |= sub[i];
+}
+
 /* Rows of one morphology of n compartments whose per-morphology arrays start at k0. Scratch
  * arrays (n entries each) are passed in. Returns the slots used, or -1 when more than
  * SE_STREAM_MAX_SLOTS would be needed (slot fields are then 0: the accumulators go to rhs). */
@@ -22,14 +29,12 @@ static int build_morphology(const struct se_neurons *e, int64_t k0, int32_t n, s
   const uint8_t *hh = e->has_hh_copy + k0;
   const double inv_dt = 1.0 / e->dt;
   for (int32_t i = 0; i < n; i++) {
-    sub_hh[i] = hh[i];
     cmax[i] = dcmax[i] = -1;
     slot[i] = -1;
     used[i] = 0;
     sumgf[i] = 0.0;
   }
-  for (int32_t i = n - 1; i > 0; i--)
-    sub_hh[par[i]] |= sub_hh[i];
+  se_stream_subtree_hh(par, hh, n, sub_hh);
   for (int32_t i = 1; i < n; i++) {
     if (par[i] == i - 1)
       continue;

@@ -75,6 +75,10 @@ typedef struct se_stream_tables {
   int32_t max_rows;    /* largest n_comp of a morphology with cells */
 } se_stream_tables;
 
+/* sub[i] = 1 when the subtree of row i of an n-row tree (parent[i] < i) holds an hh row (hh[j]
+ * != 0): its d' changes every step (not DCONST). Not collective. */
+void se_stream_subtree_hh(const int32_t *parent, const uint8_t *hh, int32_t n, uint8_t *sub);
+
 /* Builds the tables of e's morphologies (those with cells). Not collective. */
 int se_stream_build(const struct se_neurons *e, se_stream_tables *tab, se_error *err);
 void se_stream_free(se_stream_tables *tab);

@@ -787,6 +787,18 @@ static void clamped_cell(se_neuron_model *m, const char *cls) {
   se_morphology_free(&mo);
 }
 
+/* A CPU engine (width 32) of clamped_cell's model *m of class cls: what gen's source is written
+ * from. */
+static se_neurons_t clamped_engine(se_neuron_model *m, const char *cls) {
+  se_error err = {0};
+  clamped_cell(m, cls);
+  se_neurons_options opt = se_neurons_default_options();
+  opt.interleave_width = 32;
+  se_neurons_t e = NULL;
+  se_test_ok(se_neurons_create(m, 0, 1, &opt, &e, &err), &err, "create");
+  return e;
+}
+
 /* gen's second level of pieces (SE_GEN_WARP_LEVELS=2, and in the source the default): big-low
  * and big-high take it (the partition line of the source says so), medium-high does not (it
  * would save too few rows), and with one level none does; each kernel within auto's shared
@@ -796,11 +808,7 @@ static void check_gen_levels(se_test_state *st) {
   for (int k = 0; k < 3; k++) {
     se_error err = {0};
     se_neuron_model m;
-    clamped_cell(&m, cls[k]);
-    se_neurons_options opt = se_neurons_default_options();
-    opt.interleave_width = 32;
-    se_neurons_t e = NULL;
-    se_test_ok(se_neurons_create(&m, 0, 1, &opt, &e, &err), &err, "create");
+    se_neurons_t e = clamped_engine(&m, cls[k]);
     for (int levels = -1; levels <= 2; levels++) {
       if (levels == 0)
         continue;
@@ -838,11 +846,7 @@ static void check_gen_levels(se_test_state *st) {
 static void check_gen_prefetch(se_test_state *st) {
   se_error err = {0};
   se_neuron_model m;
-  clamped_cell(&m, "medium-high");
-  se_neurons_options opt = se_neurons_default_options();
-  opt.interleave_width = 32;
-  se_neurons_t e = NULL;
-  se_test_ok(se_neurons_create(&m, 0, 1, &opt, &e, &err), &err, "create");
+  se_neurons_t e = clamped_engine(&m, "medium-high");
   for (int prefetch = 0; prefetch <= 4; prefetch += 4) {
     se_gen_options go = se_gen_options_from_env();
     go.prefetch = prefetch;
@@ -879,11 +883,7 @@ static void check_gen_level_guard(se_test_state *st) {
   for (int k = 0; k < 2; k++) {
     se_error err = {0};
     se_neuron_model m;
-    clamped_cell(&m, cls[k]);
-    se_neurons_options opt = se_neurons_default_options();
-    opt.interleave_width = 32;
-    se_neurons_t e = NULL;
-    se_test_ok(se_neurons_create(&m, 0, 1, &opt, &e, &err), &err, "create");
+    se_neurons_t e = clamped_engine(&m, cls[k]);
     se_neurons_device d;
     memset(&d, 0, sizeof d);
     se_gen_step g;
