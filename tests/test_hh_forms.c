@@ -1,7 +1,8 @@
-/* src/hh.h's rates (reciprocal constants, rates kept as 1/tau, three shared exponentials) against
- * hh.mod's rate functions written literally (the reference below: NEURON's hh.mod, one exp per
- * term, tau = 1/(q10 (alpha + beta))), over -100..60 mV every 0.001 mV and at the points next to
- * vtrap's removable singularities (v = -40 and -55 mV).
+/* src/hh.h's rates (reciprocal constants, rates kept as 1/tau, two exponentials, one division
+ * per gate) against hh.mod's rate functions written literally (the reference below: NEURON's
+ * hh.mod, one exp per term, tau = 1/(q10 (alpha + beta))), over -100..60 mV every 0.001 mV,
+ * -1000..1000 mV every 0.1 mV and at the points next to vtrap's removable singularities (v = -40
+ * and -55 mV); and that they stay finite from -4500 mV up.
  *
  * Tolerance: the two forms round differently, a few ulp per operation (2.2e-16 each) over about
  * 20 operations; 1e-13 relative. Next to vtrap's singularity x / (exp(x/y) - 1) loses
@@ -90,6 +91,9 @@ int main(void) {
   for (int q = 0; q < 2; q++) {
     for (int i = 0; i <= 160000; i++)
       check_at(&st, -100.0 + 0.001 * i, q10s[q], &worst);
+    /* far out (a membrane driven far off by a strong clamp): -1000..1000 mV every 0.1 mV */
+    for (int i = 0; i <= 20000; i++)
+      check_at(&st, -1000.0 + 0.1 * i, q10s[q], &worst);
     /* next to the singularities: |r| from 1e-7 (limit branch) to 1e-2 on both sides */
     const double centres[2] = {-40.0, -55.0};
     for (int c = 0; c < 2; c++)
@@ -97,6 +101,13 @@ int main(void) {
         check_at(&st, centres[c] + dv, q10s[q], &worst);
         check_at(&st, centres[c] - dv, q10s[q], &worst);
       }
+  }
+  /* the rates stay finite from -4500 mV (hh.h's stated range) up */
+  for (double v = -4500.0; v <= 20000.0; v += 0.5) {
+    const se_hh_rates r = se_hh_rates_at(v, q10s[1]);
+    const double got[6] = {r.minf, r.mrate, r.hinf, r.hrate, r.ninf, r.nrate};
+    for (int k = 0; k < 6; k++)
+      SE_EXPECT(&st, isfinite(got[k]), "v %.1f mV quantity %d: %g is not finite", v, k, got[k]);
   }
   printf("hh forms: %d checks, %d failures, worst difference %.3f of its tolerance\n", st.checks,
          st.failures, worst);
