@@ -28,7 +28,7 @@ se_gen_options se_gen_options_from_env(void) {
   o.window = (int)se_env_long("SE_GEN_WINDOW", 8);
   o.prefetch = (int)se_env_long("SE_GEN_PREFETCH", -1);
   o.prefetch_level = se_env_long("SE_GEN_PREFETCH_LEVEL", 1) == 2 ? 2 : 1;
-  o.warp_cost = (int)se_env_long("SE_GEN_WARP_COST", 0);
+  o.warp_cost = (int)se_env_long("SE_GEN_WARP_COST", -1);
   o.hh_chunk = (int)se_env_long("SE_GEN_HH_CHUNK", 0);
   o.hh_split = se_env_long("SE_GEN_HH_SPLIT", 1) != 0;
   o.warps = (int)se_env_long("SE_GEN_WARPS", -1);
@@ -45,7 +45,7 @@ se_gen_options se_gen_options_from_env(void) {
     o.window = 0;
   if (o.prefetch < -1)
     o.prefetch = -1;
-  if (o.warp_cost < 2 || o.warp_cost > 16)
+  if (o.warp_cost != -1 && (o.warp_cost < 2 || o.warp_cost > 16))
     o.warp_cost = 0;
   if (o.hh_chunk < 0)
     o.hh_chunk = 0;
@@ -463,6 +463,9 @@ done:
 
 /* The rule's prefetch distance in rows (se_gen_options). */
 #define SE_GEN_PREFETCH_ROWS 8
+/* The weight of a row that divides in the rule's partition above 512 rows (docs/gpu.md "Session
+ * 17", measured: big-low 1.94x -> 1.75x its byte floor with 2 levels of pieces) */
+#define SE_GEN_COST_ROWS 3
 
 /* How morphology m's kernels are written under opt. */
 typedef struct gen_plan {
@@ -478,6 +481,7 @@ typedef struct gen_plan {
   int trunk, most; /* with warps: the trunk's rows, the most piece rows of a warp */
   int levels; /* with warps: the levels of pieces taken (1, or 2 unless opt's warp_levels is 1) */
   int prefetch; /* with warps: rows ahead that each warp prefetches the loads of (0: none) */
+  int cost; /* with warps: the weight of a row with an hh row in its subtree (0: rows) */
   int *warp, *piece, *level; /* with warps: warp_partition's warp, slot and level of each row
                                 (else NULL) */
 } gen_plan;
@@ -503,6 +507,10 @@ static void plan_rules(const struct se_neurons *e, int32_t m, const se_gen_optio
   p->prefetch = p->warps < 2 ? 0 : opt->prefetch >= 0 ? opt->prefetch
                                  : medium_long        ? SE_GEN_PREFETCH_ROWS
                                                       : 0;
+  /* above 512 rows the partition weighs a row that divides as SE_GEN_COST_ROWS rows */
+  p->cost = p->warps < 2 ? 0 : opt->warp_cost >= 0 ? opt->warp_cost
+                             : p->n > 512           ? SE_GEN_COST_ROWS
+                                                    : 0;
   p->hh_in_block = p->warps > 1 && hh_in_block_rule(opt, p->n, p->n_hh);
   p->min_blocks = opt->warp_min_blocks >= 0        ? opt->warp_min_blocks
                   : p->warps > 4 && p->warps <= 8 ? 2
@@ -553,16 +561,16 @@ static int morphology_plan(const struct se_neurons *e, int32_t m, const se_gen_o
   p->warp = calloc((size_t)p->n, sizeof *p->warp);
   p->piece = calloc((size_t)p->n, sizeof *p->piece);
   p->level = calloc((size_t)p->n, sizeof *p->level);
-  /* with warp_cost, a row with an hh row in its subtree (a division per step) weighs more */
-  int *weight = opt->warp_cost ? calloc((size_t)p->n, sizeof *weight) : NULL;
-  uint8_t *divides = opt->warp_cost ? calloc((size_t)p->n, 1) : NULL;
+  /* with a cost, a row with an hh row in its subtree (a division per step) weighs more */
+  int *weight = p->cost ? calloc((size_t)p->n, sizeof *weight) : NULL;
+  uint8_t *divides = p->cost ? calloc((size_t)p->n, 1) : NULL;
   if (weight && divides) {
     se_stream_subtree_hh(e->topology[m].parent, e->topology[m].has_hh, p->n, divides);
     for (int i = 0; i < p->n; i++)
-      weight[i] = divides[i] ? opt->warp_cost : 1;
+      weight[i] = divides[i] ? p->cost : 1;
   }
   free(divides);
-  p->slots = p->warp && p->piece && p->level && (weight || !opt->warp_cost)
+  p->slots = p->warp && p->piece && p->level && (weight || !p->cost)
                  ? warp_partition(e->topology[m].parent, weight, p->n, p->warps, p->cut,
                                   opt->warp_levels == 1 ? 1 : 2, p->warp, p->piece, p->level,
                                   &p->trunk, &p->most, &p->levels)
@@ -1058,7 +1066,7 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
     put(&t, ", %d warps per 32 cells (%d pieces to share, a trunk of %d rows, at most %d piece "
         "rows per warp%s%s)", warps, plan->slots, plan->trunk, plan->most,
         plan->levels > 1 ? " over 2 levels" : "",
-        opt->warp_cost ? "; rows weighted by their cost" : "");
+        plan->cost ? "; rows weighted by their cost" : "");
   put(&t, "\n");
   if (n_hh > 0) {
     put(&t, "__constant__ se_gen_hh_row se_gen_hh_%d[%d] = {\n", (int)m, n_hh);
@@ -1534,7 +1542,10 @@ static int load_kernels(const struct se_neurons *e, const se_stream_tables *tab,
               kk->n_hh > 0 ? ", hh rows split off" : "");
       if (kk->reg_rows >= 0)
         fprintf(stderr, ", y in registers for the last %d rows of each warp", kk->reg_rows);
-      if (kk->levels == 2)
+      if (kk->levels == 2 && kk->two_level_local > 0)
+        fprintf(stderr, ", 2 levels of pieces (%zu B of local memory per thread)",
+                kk->two_level_local);
+      else if (kk->levels == 2)
         fprintf(stderr, ", 2 levels of pieces");
       else if (kk->two_level_local > 0)
         fprintf(stderr, ", 1 level of pieces (with 2, %zu B of local memory per thread)",
@@ -1570,11 +1581,10 @@ static int load_kernels(const struct se_neurons *e, const se_stream_tables *tab,
   return SE_OK;
 }
 
-/* The rule's second level of pieces only where its kernel keeps every value in registers
- * (docs/gpu.md "Session 16": on the H200 big-low's two-level kernel spilled 96 B per thread
- * and ran 2% slower than one level, big-high's spilled nothing and ran 9% faster): each
- * morphology whose two-level kernel in g uses local memory is planned again with one level
- * (plans[k] replaced, two_level_local noted) and *again set. */
+/* The rule's second level of pieces only where its kernel spills little (SE_GEN_LEVEL_LOCAL):
+ * each two-level kernel's local memory per thread is noted (two_level_local), and each
+ * morphology whose two-level kernel in g uses more is planned again with one level (plans[k]
+ * replaced) and *again set. */
 static int drop_spilling_levels(const struct se_neurons *e, const int32_t *list, gen_plan *plans,
                                 const se_gen_options *opt, int device, int smem_max,
                                 se_gen_step *g, int *again, se_error *err) {
@@ -1586,7 +1596,8 @@ static int drop_spilling_levels(const struct se_neurons *e, const int32_t *list,
       continue;
     struct cudaFuncAttributes a;
     SE_CUDA_CHECK(err, cudaFuncGetAttributes(&a, (const void *)g->k[k].kernel));
-    if (a.localSizeBytes == 0)
+    g->k[k].two_level_local = a.localSizeBytes;
+    if (a.localSizeBytes <= SE_GEN_LEVEL_LOCAL)
       continue;
     plan_free(&plans[k]);
     SE_TRY(morphology_plan(e, list[k], &one, &plans[k], err));

@@ -51,8 +51,9 @@ typedef struct se_gen_kernel {
   int reg_rows;          /* with warps: the last rows of each warp whose y stays in registers
                             (-1: all), the rest in shared memory */
   int levels;            /* with warps: the levels of pieces (1 or 2), else 0 */
-  size_t two_level_local; /* local memory per thread of the two-level kernel the rule dropped
-                             for spilling (0: none dropped) */
+  size_t two_level_local; /* under the default warp_levels, the local memory per thread of the
+                             morphology's two-level kernel: kept (levels 2) up to
+                             SE_GEN_LEVEL_LOCAL, else dropped (levels 1); 0 otherwise */
 } se_gen_kernel;
 
 /* The compiled step: one library, a kernel per morphology with cells. */
@@ -93,15 +94,16 @@ typedef struct se_gen_step {
  * warps and cut 1, 2 lets the partition deal the trunk in pieces again (a second level of pieces
  * after a barrier, only what is left warp 0's) where that saves more than SE_GEN_LEVEL_ROWS rows
  * on a block's critical path (SE_GEN_WARP_LEVELS, default -1: 2 where the two-level kernel
- * compiles without local memory, else 1, se_neurons_gen_attach; measured, docs/gpu.md "Session
- * 16"; 1 or 2 forces it), prefetch: with warps, each warp prefetches the loads of the row it
+ * compiles with at most SE_GEN_LEVEL_LOCAL bytes of local memory per thread, else 1,
+ * se_neurons_gen_attach; measured, docs/gpu.md "Session 16" and "Session 17"; 1 or 2 forces it), prefetch: with warps, each warp prefetches the loads of the row it
  * eliminates prefetch rows later (v, and rhs and diag of split-off hh rows) into the L1 cache,
  * or with prefetch_level 2 into L2 (SE_GEN_PREFETCH, default -1: 8 for long sections of 129 to
  * 512 rows, else none, measured in docs/gpu.md "Session 16"; 0 none; SE_GEN_PREFETCH_LEVEL,
  * default 1), warp_cost: the partition weighs the rows, a row with an hh row in its subtree (a
  * division per step: about 36 SASS instructions in its elimination against 13 for a passive row,
  * docs/gpu.md "Session 16" item 10) as warp_cost passive rows (SE_GEN_WARP_COST=W, 2 to 16;
- * default 0: rows; session 16, host-run, not yet measured), a compiler
+ * default -1: 3 above 512 rows, else rows, measured in docs/gpu.md "Session 17"; 0 rows), a
+ * compiler
  * barrier every window rows keeps the loads from being hoisted into spills (SE_GEN_WINDOW,
  * default 8, 0 none), contract: FMA contraction (SE_GEN_FMAD, default 0 as the engine's kernels,
  * docs/model.md); and a launch choice, streams: several morphologies' kernels on a stream each,
@@ -126,6 +128,11 @@ size_t se_neurons_gen_smem(const struct se_neurons *e, int32_t m, const se_gen_o
  * for at most SE_GEN_AUTO_MAX_MORPHOLOGIES morphologies (NVRTC takes 0.5-5 s for each, once per
  * machine with the cache; six measured 2.8x faster than coop, docs/gpu.md "gen"). */
 #define SE_GEN_AUTO_MAX_SMEM (96 * 1024)
+
+/* The most local memory per thread (spills) the default rule accepts in a two-level kernel
+ * (docs/gpu.md "Session 17": big-low's with rows weighted by their cost spilled 36 B and ran
+ * 10% faster than one level; with rows counted, 96 B and 2% slower). */
+#define SE_GEN_LEVEL_LOCAL 64
 #define SE_GEN_AUTO_MAX_MORPHOLOGIES 16
 
 /* 1 when e can take the gen step: cells, at most SE_GEN_MAX_MORPHOLOGIES morphologies, each of at
@@ -184,8 +191,9 @@ int se_neurons_gen_cubin(const char *source, int major, int minor, int contract,
  * morphology's group table (position[g]: the launch position of engine group g, whose lanes are
  * the CUDA backend's threads position[g] * width + lane) and fused2's row tables to d (the
  * deferred gate update's kernel reads them). Under the default warp_levels, a morphology whose
- * two-level kernel uses local memory (spills) is written and compiled again with one level
- * (its se_gen_kernel's two_level_local says so). Synchronous. */
+ * two-level kernel uses more than SE_GEN_LEVEL_LOCAL bytes of local memory per thread (spills)
+ * is written and compiled again with one level (its se_gen_kernel's two_level_local says how
+ * much). Synchronous. */
 int se_neurons_gen_attach(const struct se_neurons *e, int device, const int64_t *position,
                           se_neurons_device *d, se_gen_step *g, se_error *err);
 

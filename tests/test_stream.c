@@ -821,18 +821,22 @@ static void check_gen_levels(se_test_state *st) {
       SE_EXPECT(st, two == (levels != 1 && k < 2) && smem <= SE_GEN_AUTO_MAX_SMEM,
                 "gen on %s with %d level(s) of pieces: 2 levels taken %d, %zu B of shared "
                 "memory per block", cls[k], levels, two, smem);
-      /* the rows weighted by their cost (SE_GEN_WARP_COST=3): big-low's partition line changes
-       * (its 22 hh rows and their ancestors divide) */
-      go.warp_cost = 3;
-      char *wsrc = NULL;
-      se_test_ok(se_neurons_gen_source(e, &go, &wsrc, &err), &err, "se_neurons_gen_source");
-      const char *line = strstr(src, "// morphology "), *wline = strstr(wsrc, "// morphology ");
+      /* the rule weighs the rows by their cost above 512 rows (SE_GEN_COST_ROWS), so the big
+       * classes' partition lines say so and medium-high's does not; with the rows counted
+       * (SE_GEN_WARP_COST=0) none does, and big-low's partition is another (its 22 hh rows and
+       * their ancestors divide) */
+      go.warp_cost = 0;
+      char *rsrc = NULL;
+      se_test_ok(se_neurons_gen_source(e, &go, &rsrc, &err), &err, "se_neurons_gen_source");
+      const char *line = strstr(src, "// morphology "), *rline = strstr(rsrc, "// morphology ");
       const char *end = line ? strstr(line, " per warp") : NULL; /* the counts, not the notes */
-      const int same = end && wline && strncmp(line, wline, (size_t)(end - line)) == 0;
-      SE_EXPECT(st, strstr(wsrc, "rows weighted by their cost") && (k == 0 ? !same : 1),
-                "gen on %s with %d level(s), rows weighted: the partition %s", cls[k], levels,
-                same ? "unchanged" : "changed");
-      free(wsrc);
+      const int same = end && rline && strncmp(line, rline, (size_t)(end - line)) == 0;
+      const int weighted = strstr(src, "rows weighted by their cost") != NULL;
+      SE_EXPECT(st, weighted == (k < 2) && !strstr(rsrc, "rows weighted by their cost") &&
+                        (k == 0 ? !same : 1),
+                "gen on %s with %d level(s): rows weighted %d, the partition with rows counted "
+                "%s", cls[k], levels, weighted, same ? "the same" : "another");
+      free(rsrc);
       free(src);
     }
     se_neurons_destroy(e);
@@ -876,8 +880,8 @@ static void check_gen_prefetch(se_test_state *st) {
 #ifdef SIMENGINE_HAVE_CUDA
 /* On a GPU, the default rule's guard on the second level (se_neurons_gen_attach): big-low's and
  * big-high's sources take 2 levels (check_gen_levels); each attached kernel either keeps them
- * and uses no local memory, or was planned again with one level because its two-level kernel
- * did (two_level_local, the bytes it spilled). */
+ * and uses at most SE_GEN_LEVEL_LOCAL bytes of local memory per thread (two_level_local), or
+ * was planned again with one level because its two-level kernel used more. */
 static void check_gen_level_guard(se_test_state *st) {
   static const char *const cls[2] = {"big-low", "big-high"};
   for (int k = 0; k < 2; k++) {
@@ -893,13 +897,15 @@ static void check_gen_level_guard(se_test_state *st) {
     const cudaError_t cr = g.n == 1 ? cudaFuncGetAttributes(&a, (const void *)g.k[0].kernel)
                                     : cudaErrorInvalidValue;
     const int levels = g.n == 1 ? g.k[0].levels : -1;
-    const size_t dropped = g.n == 1 ? g.k[0].two_level_local : 0;
-    printf("gen's level guard on %s: %d level(s), local memory %zu B per thread (a two-level "
-           "kernel with %zu B dropped)\n", cls[k], levels, a.localSizeBytes, dropped);
-    SE_EXPECT(st, cr == cudaSuccess && (levels == 2 ? a.localSizeBytes == 0 && dropped == 0
-                                                     : levels == 1 && dropped > 0),
-              "gen's level guard on %s: %d level(s), %zu B of local memory, %zu B dropped (%s)",
-              cls[k], levels, a.localSizeBytes, dropped, cudaGetErrorString(cr));
+    const size_t two = g.n == 1 ? g.k[0].two_level_local : 0;
+    printf("gen's level guard on %s: %d level(s), local memory %zu B per thread (the two-level "
+           "kernel's %zu B)\n", cls[k], levels, a.localSizeBytes, two);
+    SE_EXPECT(st, cr == cudaSuccess &&
+                      (levels == 2 ? a.localSizeBytes <= SE_GEN_LEVEL_LOCAL &&
+                                         two == a.localSizeBytes
+                                   : levels == 1 && two > SE_GEN_LEVEL_LOCAL),
+              "gen's level guard on %s: %d level(s), %zu B of local memory, the two-level "
+              "kernel's %zu B (%s)", cls[k], levels, a.localSizeBytes, two, cudaGetErrorString(cr));
     se_neurons_gen_free(&g);
     cudaFree((void *)d.stream);
     se_neurons_destroy(e);
@@ -1115,9 +1121,10 @@ int main(void) {
     se_neuron_model big;
     clamped_cell(&big, "big-low");
     setenv("SE_GEN_WARP_LEVELS", "2", 1);
-    run_gen_host(&st, &big, 32, "big-low alone, 2 levels of pieces", &warp_kernels);
-    setenv("SE_GEN_WARP_COST", "3", 1); /* the rows with a division weigh 3 (another partition) */
     run_gen_host(&st, &big, 32, "big-low alone, 2 levels of pieces, rows weighted",
+                 &warp_kernels);
+    setenv("SE_GEN_WARP_COST", "0", 1); /* the rows counted, not weighted (another partition) */
+    run_gen_host(&st, &big, 32, "big-low alone, 2 levels of pieces, rows counted",
                  &warp_kernels);
     unsetenv("SE_GEN_WARP_COST");
     unsetenv("SE_GEN_WARP_LEVELS");
@@ -1212,14 +1219,15 @@ int main(void) {
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
     run_gen(&st, &soma1, 32);
     unsetenv("SE_GEN_WARP_REG_ROWS");
-    /* a second level of pieces forced (big-low's two-level kernel spills, so the default takes
-     * one level, check_gen_level_guard): its one cell fires once in 100 ms, so any spike count
-     * above 0 passes, all of them matched */
+    /* a second level of pieces forced (whether the default takes it for big-low depends on
+     * its kernel's spills, check_gen_level_guard), rows weighted by their cost (the default
+     * above 512 rows): its one cell fires once in 100 ms, so any spike count above 0 passes,
+     * all of them matched */
     se_neuron_model big;
     clamped_cell(&big, "big-low");
     setenv("SE_GEN_WARP_LEVELS", "2", 1);
     run_gpu_spiking(&st, &big, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL, 0);
-    setenv("SE_GEN_WARP_COST", "3", 1); /* and the rows weighted by their cost */
+    setenv("SE_GEN_WARP_COST", "0", 1); /* and the rows counted */
     run_gpu_spiking(&st, &big, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL, 0);
     unsetenv("SE_GEN_WARP_COST");
     unsetenv("SE_GEN_WARP_LEVELS");
