@@ -464,8 +464,9 @@ done:
 /* The rule's prefetch distance in rows (se_gen_options). */
 #define SE_GEN_PREFETCH_ROWS 8
 /* The weight of a row that divides in the rule's partition above 512 rows (docs/gpu.md "Session
- * 17", measured: big-low 1.94x -> 1.75x its byte floor with 2 levels of pieces) */
-#define SE_GEN_COST_ROWS 3
+ * 17", measured with 2 levels of pieces: big-low 1.94x its byte floor with the rows counted,
+ * 1.76x, 1.74x, 1.67x, 1.72x at weights 3, 4, 5, 6; big-high 1.48-1.51x throughout) */
+#define SE_GEN_COST_ROWS 5
 
 /* How morphology m's kernels are written under opt. */
 typedef struct gen_plan {

@@ -102,7 +102,7 @@ typedef struct se_gen_step {
  * default 1), warp_cost: the partition weighs the rows, a row with an hh row in its subtree (a
  * division per step: about 36 SASS instructions in its elimination against 13 for a passive row,
  * docs/gpu.md "Session 16" item 10) as warp_cost passive rows (SE_GEN_WARP_COST=W, 2 to 16;
- * default -1: 3 above 512 rows, else rows, measured in docs/gpu.md "Session 17"; 0 rows), a
+ * default -1: 5 above 512 rows, else rows, measured in docs/gpu.md "Session 17"; 0 rows), a
  * compiler
  * barrier every window rows keeps the loads from being hoisted into spills (SE_GEN_WINDOW,
  * default 8, 0 none), contract: FMA contraction (SE_GEN_FMAD, default 0 as the engine's kernels,
@@ -130,9 +130,11 @@ size_t se_neurons_gen_smem(const struct se_neurons *e, int32_t m, const se_gen_o
 #define SE_GEN_AUTO_MAX_SMEM (96 * 1024)
 
 /* The most local memory per thread (spills) the default rule accepts in a two-level kernel
- * (docs/gpu.md "Session 17": big-low's with rows weighted by their cost spilled 36 B and ran
- * 10% faster than one level; with rows counted, 96 B and 2% slower). */
-#define SE_GEN_LEVEL_LOCAL 64
+ * (docs/gpu.md "Session 17": big-low's, its rows weighted by their cost, spilled 32-36 B at
+ * weight 3 and 88 B at weight 5 and ran 10% and 14% faster than one level; with the rows
+ * counted it spilled 96 B and ran 2% slower: the partition decides, not these spills; a clamped
+ * big-low's with the rows counted spilled 256 B). */
+#define SE_GEN_LEVEL_LOCAL 128
 #define SE_GEN_AUTO_MAX_MORPHOLOGIES 16
 
 /* 1 when e can take the gen step: cells, at most SE_GEN_MAX_MORPHOLOGIES morphologies, each of at
