@@ -31,6 +31,7 @@ se_gen_options se_gen_options_from_env(void) {
   o.warp_cost = (int)se_env_long("SE_GEN_WARP_COST", -1);
   o.hh_chunk = (int)se_env_long("SE_GEN_HH_CHUNK", 0);
   o.hh_split = se_env_long("SE_GEN_HH_SPLIT", 1) != 0;
+  o.hh_fold = se_env_long("SE_GEN_HH_FOLD", 0) != 0;
   o.warps = (int)se_env_long("SE_GEN_WARPS", -1);
   o.warp_cut = (int)se_env_long("SE_GEN_WARP_CUT", -1);
   o.warp_min_blocks = (int)se_env_long("SE_GEN_WARP_MIN_BLOCKS", -1);
@@ -793,19 +794,25 @@ static void put_hh_loop(text *t, int m, const char *from, int end, int step, con
 }
 
 /* Writes row i's assembly and elimination (fused2's se_stream_eliminate): its b from v, the
- * clamps' current ic and the hh current hb (either "" when none) and its children's y; y = b / d'
- * and, unless DCONST, f = g / d' (d' with the hh conductance hd and the children's pushes). */
+ * clamps' current ic and the hh current hb (either "" when none), or with folded hb alone (the
+ * currents kernel wrote a v + c + the hh current there: hh_fold), and its children's y;
+ * y = b / d' and, unless DCONST, f = g / d' (d' with the hh conductance hd and the children's
+ * pushes). */
 static void put_backward_row(text *t, const se_stream_row *row, int i, int64_t W,
                              const int *first, const int *kid, const y_home *home, const char *hb,
-                             const char *hd, const char *ic) {
+                             const char *hd, const char *ic, int folded) {
   const se_stream_row *r = &row[i];
-  put(t, "  const double v%d = V[%lld];\n  double b%d = (%.17g) * v%d + (%.17g)", i,
-      (long long)i * W, i, r->a, i, r->c);
-  if (ic[0] && hb[0])
-    put(t, " + (%s + %s)", ic, hb);
-  else if (hb[0] || ic[0])
-    put(t, " + %s", hb[0] ? hb : ic);
-  put(t, ";\n");
+  if (folded) {
+    put(t, "  double b%d = %s;\n", i, hb);
+  } else {
+    put(t, "  const double v%d = V[%lld];\n  double b%d = (%.17g) * v%d + (%.17g)", i,
+        (long long)i * W, i, r->a, i, r->c);
+    if (ic[0] && hb[0])
+      put(t, " + (%s + %s)", ic, hb);
+    else if (hb[0] || ic[0])
+      put(t, " + %s", hb[0] ? hb : ic);
+    put(t, ";\n");
+  }
   if (first[i + 1] > first[i]) {
     put(t, "  b%d = b%d + (", i, i);
     for (int q = first[i]; q < first[i + 1]; q++) {
@@ -886,10 +893,18 @@ static void put_spike_check(text *t, const struct se_neurons *e, const y_home *h
       e->dt, e->spike_threshold);
 }
 
-/* Writes the prefetch of row i's loads into the cache (SE_GEN_PREFETCH): its v, and with hh its
- * b and dg slots in rhs and diag. */
-static void put_prefetch(text *t, int i, int64_t W, int hh) {
-  put(t, "  SE_GEN_PREFETCH(V + %lld);\n", (long long)i * W);
+/* 1 when the currents kernel folds row i's a v + c into its hh current (hh_fold; fold: the
+ * option on and the hh rows split off): every split-off hh row but the root (its v is the spike
+ * check's) and the clamped rows (their clamp current joins first). */
+static int row_folds(int fold, const int *hh_index, const int *clamp_index, int i) {
+  return fold && i > 0 && hh_index[i] >= 0 && clamp_index[i] < 0;
+}
+
+/* Writes the prefetch of row i's loads into the cache (SE_GEN_PREFETCH): its v unless folded,
+ * and with hh its b and dg slots in rhs and diag. */
+static void put_prefetch(text *t, int i, int64_t W, int hh, int folded) {
+  if (!folded)
+    put(t, "  SE_GEN_PREFETCH(V + %lld);\n", (long long)i * W);
   if (hh)
     put(t, "  SE_GEN_PREFETCH(R + %lld);\n  SE_GEN_PREFETCH(D + %lld);\n", (long long)i * W,
         (long long)i * W);
@@ -903,7 +918,8 @@ static void put_prefetch(text *t, int i, int64_t W, int hh) {
 static void put_warps(text *t, const struct se_neurons *e, const se_stream_row *row, int n,
                       int warps, int levels, const int *order, const int *first, const int *kid,
                       const y_home *home, const int *clamp_index, const int *hh_index,
-                      int hh_in_block, int in_order, int window, int prefetch, int *seq) {
+                      int hh_in_block, int fold, int in_order, int window, int prefetch,
+                      int *seq) {
   const int64_t W = e->width;
   for (int w = 0; w < warps; w++) {
     put(t, "  %sif (w == %d) {\n", w ? "} else " : "", w);
@@ -928,7 +944,8 @@ static void put_warps(text *t, const struct se_neurons *e, const se_stream_row *
           put(t, "  asm volatile(\"\" ::: \"memory\");\n");
         /* the loads of the row prefetch rows ahead (from the first row, those up to it) */
         for (int q = rows ? rows + prefetch : 1; q <= rows + prefetch && q < count; q++)
-          put_prefetch(t, seq[q], W, hh_index[seq[q]] >= 0 && !hh_in_block);
+          put_prefetch(t, seq[q], W, hh_index[seq[q]] >= 0 && !hh_in_block,
+                       row_folds(fold, hh_index, clamp_index, seq[q]));
         rows++;
         char hb[48] = "", hd[48] = "", ic[48] = "";
         if (hh_index[i] >= 0 && hh_in_block) { /* from the block's hh phase */
@@ -940,7 +957,8 @@ static void put_warps(text *t, const struct se_neurons *e, const se_stream_row *
         }
         if (clamp_index[i] >= 0)
           snprintf(ic, sizeof ic, "ic%d", clamp_index[i]);
-        put_backward_row(t, row, i, W, first, kid, home, hb, hd, ic);
+        put_backward_row(t, row, i, W, first, kid, home, hb, hd, ic,
+                         row_folds(fold, hh_index, clamp_index, i));
         if (home[i].piece >= 0) {
           put(t, "  sr[%d] = ", home[i].piece * 32);
           put_y(t, home, i);
@@ -1030,6 +1048,7 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
         clamp_index[e->stim_comp[k]] < 0)
       clamp_index[e->stim_comp[k]] = n_clamp++;
   const int split = plan->split, warps = plan->warps, in_registers = register_rows(n, opt);
+  const int fold = split && opt->hh_fold;
   for (int k = 0; k < n; k++) {
     const int i = order[k];
     home[i].reg = warps > 1 || k >= n - in_registers;
@@ -1079,6 +1098,16 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
     }
     put(&t, "};\n");
   }
+  if (n_hh > 0 && fold) { /* each hh row's a and c where the currents kernel folds them */
+    put(&t, "__constant__ se_gen_fold se_gen_fold_%d[%d] = {\n", (int)m, n_hh);
+    for (int k = 0; k < n; k++) {
+      const int i = order[k];
+      if (hh_index[i] >= 0)
+        put(&t, "  {%.17g, %.17g, %d},\n", row[i].a, row[i].c,
+            row_folds(fold, hh_index, clamp_index, i));
+    }
+    put(&t, "};\n");
+  }
   /* the slot of the cell (and the engine's thread th): in cell order from the thread tm, else
    * from its group */
   char where[320];
@@ -1092,7 +1121,8 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
              "  if (lane >= g.lanes) return;\n"
              "  const long long th = g.thread0 + lane, s0 = g.base + lane;\n",
              (long long)W, (long long)W);
-  if (split) /* the hh rows' kernel: thread tm's cell, hh row blockIdx.y; b and dg to rhs, diag */
+  if (split) { /* the hh rows' kernel: thread tm's cell, hh row blockIdx.y; b (with fold, its
+                  a v + c + b) and dg to rhs, diag */
     put(&t,
         "extern \"C\" __global__ void __launch_bounds__(256) se_gen_currents_%d(\n"
         "    const double *__restrict__ v, double *__restrict__ gm, double *__restrict__ gh,\n"
@@ -1102,9 +1132,16 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
         "  if (tm >= threads) return;\n%s"
         "  const se_gen_hh_row r = se_gen_hh_%d[blockIdx.y];\n"
         "  double b, dg;\n"
-        "  se_gen_hh(r, v + s0, gm, gh, gn, s0, update, true, &b, &dg);\n"
-        "  rhs[s0 + r.off] = b;\n  diag[s0 + r.off] = dg;\n}\n",
+        "  se_gen_hh(r, v + s0, gm, gh, gn, s0, update, true, &b, &dg);\n",
         (int)m, where, (int)m);
+    if (fold)
+      put(&t,
+          "  const se_gen_fold f = se_gen_fold_%d[blockIdx.y];\n"
+          "  rhs[s0 + r.off] = f.on ? f.a * v[s0 + r.off] + f.c + b : b;\n", (int)m);
+    else
+      put(&t, "  rhs[s0 + r.off] = b;\n");
+    put(&t, "  diag[s0 + r.off] = dg;\n}\n");
+  }
   put(&t,
       "extern \"C\" __global__ void __launch_bounds__(%d%s) se_gen_step_%d(\n"
       "    double *__restrict__ v, double *__restrict__ gm, double *__restrict__ gh,\n"
@@ -1182,7 +1219,7 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
   }
   if (warps > 1) {
     put_warps(&t, e, row, n, warps, plan->levels, order, first, kid, home, clamp_index, hh_index,
-              plan->hh_in_block, in_order, opt->window, plan->prefetch, seq);
+              plan->hh_in_block, fold, in_order, opt->window, plan->prefetch, seq);
     put(&t, "}\n");
     goto done;
   }
@@ -1214,7 +1251,8 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
       snprintf(ic, sizeof ic, "ic%d", clamp_index[i]);
     else if (clamp_index[i] >= 0)
       snprintf(ic, sizeof ic, "R[%lld]", (long long)i * W);
-    put_backward_row(&t, row, i, W, first, kid, home, hb, hd, ic);
+    put_backward_row(&t, row, i, W, first, kid, home, hb, hd, ic,
+                     row_folds(fold, hh_index, clamp_index, i));
   }
   /* forward: x = y + f x_parent, parents first; x to v */
   for (int k = n - 1; k >= 0; k--)
@@ -1267,6 +1305,8 @@ static int write_source(const struct se_neurons *e, const se_stream_tables *tab,
           "struct se_gen_group { long long base, thread0; int lanes, pad; };\n",
       count, count == 1 ? "y" : "ies", (long long)e->width, in_order ? ", cells in order" : "",
       e->dt, e->q10, opt->prefetch_level == 2 ? 2 : 1, opt->prefetch_level == 2 ? 2 : 1);
+  if (opt->hh_fold) /* a split-off hh row's a and c, and whether its currents kernel folds them */
+    put(&t, "struct se_gen_fold { double a, c; int on; };\n");
   for (int k = 0; rc == SE_OK && k < count; k++)
     rc = put_kernel(&t, e, tab, list[k], &plans[k], in_order, opt, err);
   if (rc == SE_OK && t.failed)

@@ -877,6 +877,43 @@ static void check_gen_prefetch(se_test_state *st) {
   se_neuron_model_free(&m);
 }
 
+/* gen's fold (SE_GEN_HH_FOLD) on medium-low (4 warps, 23 hh rows split off, the soma clamped):
+ * the currents kernel writes the whole right-hand side of each hh row but the root (the soma),
+ * so the step kernel loads v of 22 rows fewer and takes their b from rhs as it is; without the
+ * option every row's v is loaded; both sources compile for sm_90. */
+static void check_gen_fold(se_test_state *st) {
+  se_error err = {0};
+  se_neuron_model m;
+  se_neurons_t e = clamped_engine(&m, "medium-low");
+  const int rows = (int)(m.morph_offsets[1] - m.morph_offsets[0]);
+  int n_hh = 0;
+  for (int i = 0; i < rows; i++)
+    n_hh += e->topology[0].has_hh[i] != 0;
+  for (int fold = 0; fold <= 1; fold++) {
+    se_gen_options go = se_gen_options_from_env();
+    go.hh_fold = fold;
+    char *src = NULL, *cubin = NULL;
+    size_t size = 0;
+    se_test_ok(se_neurons_gen_source(e, &go, &src, &err), &err, "se_neurons_gen_source");
+    int loads = 0, taken = 0;
+    for (const char *p = src; (p = strstr(p, " = V[")); p++)
+      loads++;
+    for (const char *p = src; (p = strstr(p, " = R[")); p++)
+      taken++;
+    const int compiled = se_neurons_gen_compile(src, 9, 0, 0, &cubin, &size, &err) == SE_OK;
+    const int folded = fold ? n_hh - 1 : 0;
+    SE_EXPECT(st, compiled && n_hh > 1 && loads == rows - folded && taken == folded &&
+                      (strstr(src, "se_gen_fold_0[") != NULL) == fold,
+              "gen's fold %d on medium-low (%d rows, %d hh): %d loads of v, %d right-hand sides "
+              "taken from rhs, compiled %d (%s)", fold, rows, n_hh, loads, taken, compiled,
+              compiled ? "" : err.message);
+    free(src);
+    free(cubin);
+  }
+  se_neurons_destroy(e);
+  se_neuron_model_free(&m);
+}
+
 #ifdef SIMENGINE_HAVE_CUDA
 /* On a GPU, the default rule's guard on the second level (se_neurons_gen_attach): big-low's and
  * big-high's sources take 2 levels (check_gen_levels); each attached kernel either keeps them
@@ -1034,6 +1071,7 @@ int main(void) {
   check_gen_source(&st, &m, mono, N_MORPH);
   check_gen_rule(&st);
   check_gen_levels(&st);
+  check_gen_fold(&st);
   check_gen_prefetch(&st);
   /* the host runs (CI's; tools/device/check.sh sets SE_TEST_GEN_HOST=0 to leave the GPU machine's
    * time to the GPU part) */
@@ -1128,6 +1166,12 @@ int main(void) {
                  &warp_kernels);
     unsetenv("SE_GEN_WARP_COST");
     unsetenv("SE_GEN_WARP_LEVELS");
+    /* the currents kernel folds a v + c into the split-off hh rows' b (SE_GEN_HH_FOLD): the 8
+     * clamped at the soma (3 of them split), big-low */
+    setenv("SE_GEN_HH_FOLD", "1", 1);
+    run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, hh rows folded", &warp_kernels);
+    run_gen_host(&st, &big, 32, "big-low alone, hh rows folded", &warp_kernels);
+    unsetenv("SE_GEN_HH_FOLD");
     se_neuron_model_free(&big);
     se_neuron_model_free(&soma);
   } else {
@@ -1239,6 +1283,9 @@ int main(void) {
     run_gen(&st, &soma1, 32);
     unsetenv("SE_GEN_PREFETCH_LEVEL");
     unsetenv("SE_GEN_PREFETCH");
+    setenv("SE_GEN_HH_FOLD", "1", 1); /* the currents kernels fold a v + c into b */
+    run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
+    unsetenv("SE_GEN_HH_FOLD");
     setenv("SE_GEN_STREAMS", "0", 1); /* the 8 morphologies' kernels on the step's stream */
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
     unsetenv("SE_GEN_STREAMS");
