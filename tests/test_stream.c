@@ -469,7 +469,8 @@ static void check_gen_cache(se_test_state *st, const char *source) {
  * the groups' order). Where the hh rows are split off (se_neurons_gen_split) their kernels run
  * first; warp-per-subtree kernels (se_neurons_gen_warps) run as fibers meeting at their barriers.
  * Returns the number of morphologies whose hh rows were split off; *warp_kernels (unless NULL)
- * the number with a warp per subtree. */
+ * the number with a warp per subtree; *state_hash (unless NULL) a hash of the cells' final v, m,
+ * h and n bits (two runs agree bit for bit where their hashes do). */
 typedef void (*gen_kernel_fn)(double *, double *, double *, double *, const long long *,
                               const int *, const double *, const double *, const double *,
                               unsigned long long *, double *, long long *, long long,
@@ -505,7 +506,7 @@ static void gen_call_run(void *p) {
 }
 
 static int run_gen_host(se_test_state *st, const se_neuron_model *m, int width, const char *what,
-                        int *warp_kernels) {
+                        int *warp_kernels, uint64_t *state_hash) {
   se_error err = {0};
   se_neurons_options opt = se_neurons_default_options();
   opt.interleave_width = width;
@@ -638,9 +639,13 @@ static int run_gen_host(se_test_state *st, const se_neuron_model *m, int width, 
     se_stream_reference_finish(b, &stab); /* the gate update the next step would do first */
     se_stream_free(&stab);
     double max_dv = 0.0, max_gate = 0.0;
+    uint64_t hash = 0xcbf29ce484222325ull; /* FNV-1a over the bytes of b's state */
     for (int64_t c = 0; c < nc; c++)
       for (int32_t i = 0; i < a->groups[a->cell_group[c]].n_comp; i++) {
         const int64_t s = se_neurons_slot(a, c, i);
+        const double state[4] = {b->v[s], b->m[s], b->h[s], b->n[s]};
+        for (size_t k = 0; k < sizeof state; k++)
+          hash = (hash ^ ((const unsigned char *)state)[k]) * 0x100000001b3ull;
         const double dv = fabs(a->v[s] - b->v[s]);
         const double dg = fmax(fabs(a->m[s] - b->m[s]),
                                fmax(fabs(a->h[s] - b->h[s]), fabs(a->n[s] - b->n[s])));
@@ -665,6 +670,8 @@ static int run_gen_host(se_test_state *st, const se_neuron_model *m, int width, 
     SE_EXPECT(st, (int64_t)count_b == count_a && matched == count_a && count_a >= nc,
               "gen on the host, %s: %llu spikes, cpu %lld, %lld matched", what, count_b,
               (long long)count_a, (long long)matched);
+    if (state_hash)
+      *state_hash = hash;
     free(ptr);
     free(lane_cell);
     free(order);
@@ -1080,25 +1087,29 @@ int main(void) {
   for (int k = 0; host_runs && k < N_MORPH; k++) {
     char what[32];
     snprintf(what, sizeof what, "morphology %d alone", k);
-    run_gen_host(&st, &mono[k], k % 2 ? 8 : 32, what, NULL);
+    run_gen_host(&st, &mono[k], k % 2 ? 8 : 32, what, NULL, NULL);
   }
   if (host_runs) {
-    run_gen_host(&st, &m, 32, "the 8 morphologies together", NULL);
-    run_gen_host(&st, &m, 3, "the 8 morphologies together", NULL);
+    run_gen_host(&st, &m, 32, "the 8 morphologies together", NULL, NULL);
+    run_gen_host(&st, &m, 3, "the 8 morphologies together", NULL, NULL);
     /* the hh rows in the step kernel (SE_GEN_HH_SPLIT=0): all before the elimination, and 3 at a
      * time, each chunk before its first row's elimination (the last chunk of most morphologies
      * partial) */
     setenv("SE_GEN_HH_SPLIT", "0", 1);
     setenv("SE_GEN_WARPS", "1", 1); /* a thread per cell */
-    SE_EXPECT(&st, run_gen_host(&st, &mono[0], 32, "morphology 0 alone, hh rows in the step", NULL)
-                       == 0, "morphology 0: hh rows split off with SE_GEN_HH_SPLIT=0");
+    SE_EXPECT(&st,
+              run_gen_host(&st, &mono[0], 32, "morphology 0 alone, hh rows in the step", NULL,
+                           NULL) == 0,
+              "morphology 0: hh rows split off with SE_GEN_HH_SPLIT=0");
     setenv("SE_GEN_HH_CHUNK", "3", 1);
-    run_gen_host(&st, &m, 32, "the 8 morphologies together, hh rows in chunks of 3", NULL);
+    run_gen_host(&st, &m, 32, "the 8 morphologies together, hh rows in chunks of 3", NULL, NULL);
     unsetenv("SE_GEN_HH_CHUNK");
     unsetenv("SE_GEN_HH_SPLIT");
     /* a thread per cell, the hh rows split off */
-    SE_EXPECT(&st, run_gen_host(&st, &mono[0], 32, "morphology 0 alone, hh rows split off", NULL) ==
-                       1, "morphology 0: hh rows not split off");
+    SE_EXPECT(&st,
+              run_gen_host(&st, &mono[0], 32, "morphology 0 alone, hh rows split off", NULL,
+                           NULL) == 1,
+              "morphology 0: hh rows not split off");
     unsetenv("SE_GEN_WARPS");
     /* by default a warp per subtree for all 8, the hh rows computed by the warps up to 128
      * rows, split off above (3 of the 8: 319, 200 and 150 rows, the y of each warp's rows before
@@ -1107,52 +1118,55 @@ int main(void) {
     se_neuron_model soma;
     build_model(&soma, -1, 0, 0);
     int warp_kernels = 0;
+    uint64_t soma_hash = 0, big_hash = 0, folded_hash = 0;
     const int soma_split =
-        run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, defaults", &warp_kernels);
+        run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, defaults", &warp_kernels,
+                     &soma_hash);
     SE_EXPECT(&st, soma_split == 3 && warp_kernels == N_MORPH,
               "%d of 3 morphologies with hh rows split off, %d of %d with a warp per subtree",
               soma_split, warp_kernels, N_MORPH);
-    run_gen_host(&st, &soma1, 32, "medium-high alone clamped at the soma", &warp_kernels);
+    run_gen_host(&st, &soma1, 32, "medium-high alone clamped at the soma", &warp_kernels, NULL);
     SE_EXPECT(&st, warp_kernels == 1, "medium-high alone: no warp per subtree");
     /* a warp per subtree for every morphology (down to 1 compartment: the trunk alone), 3 and 16
      * warps per block, and both partitions */
     setenv("SE_GEN_WARPS", "3", 1);
-    run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, 3 warps each", &warp_kernels);
+    run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, 3 warps each", &warp_kernels, NULL);
     SE_EXPECT(&st, warp_kernels == N_MORPH, "3 warps: %d of %d morphologies", warp_kernels,
               N_MORPH);
     setenv("SE_GEN_WARPS", "16", 1);
-    run_gen_host(&st, &soma, 32, "the 8 clamped at the soma, 16 warps each", &warp_kernels);
-    run_gen_host(&st, &soma1, 32, "medium-high alone, 16 warps", &warp_kernels);
+    run_gen_host(&st, &soma, 32, "the 8 clamped at the soma, 16 warps each", &warp_kernels, NULL);
+    run_gen_host(&st, &soma1, 32, "medium-high alone, 16 warps", &warp_kernels, NULL);
     /* the partitions other than the default (SE_GEN_WARP_CUT: 0 the threshold n / K, 1 that of
      * the shortest critical path; by default 0 up to 128 rows, else 1) */
     setenv("SE_GEN_WARP_CUT", "0", 1);
     setenv("SE_GEN_WARP_MIN_BLOCKS", "2", 1); /* __launch_bounds__'s second value */
-    run_gen_host(&st, &soma1, 32, "medium-high alone, 16 warps, cut 0", &warp_kernels);
+    run_gen_host(&st, &soma1, 32, "medium-high alone, 16 warps, cut 0", &warp_kernels, NULL);
     setenv("SE_GEN_WARP_CUT", "1", 1);
     unsetenv("SE_GEN_WARP_MIN_BLOCKS");
     setenv("SE_GEN_WARPS", "3", 1);
-    run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, 3 warps each, cut 1", &warp_kernels);
+    run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, 3 warps each, cut 1", &warp_kernels,
+                 NULL);
     unsetenv("SE_GEN_WARP_CUT");
     /* the hh rows computed by the warps of the step kernel (SE_GEN_WARP_HH): no currents kernel */
     setenv("SE_GEN_WARP_HH", "1", 1);
     const int hh_split = run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, 3 warps each, "
-                                      "hh rows in the warps", &warp_kernels);
+                                      "hh rows in the warps", &warp_kernels, NULL);
     SE_EXPECT(&st, hh_split == 0 && warp_kernels == N_MORPH,
               "hh rows in the warps: %d currents kernels, %d warp kernels", hh_split,
               warp_kernels);
     unsetenv("SE_GEN_WARPS");
     run_gen_host(&st, &soma1, 32, "medium-high alone, 4 warps, hh rows in the warps",
-                 &warp_kernels);
+                 &warp_kernels, NULL);
     unsetenv("SE_GEN_WARP_HH");
     /* each warp's y in registers for only the last 10 rows it eliminates, the rest in shared
      * memory (SE_GEN_WARP_REG_ROWS; by default 5 of the 8 compute their hh rows in the block,
      * whose slots come first); then none in registers, the trunk's too */
     setenv("SE_GEN_WARP_REG_ROWS", "10", 1);
     run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, 10 rows per warp in registers",
-                 &warp_kernels);
+                 &warp_kernels, NULL);
     SE_EXPECT(&st, warp_kernels == N_MORPH, "register rows: %d warp kernels", warp_kernels);
     setenv("SE_GEN_WARP_REG_ROWS", "0", 1);
-    run_gen_host(&st, &soma1, 32, "medium-high alone, no row in registers", &warp_kernels);
+    run_gen_host(&st, &soma1, 32, "medium-high alone, no row in registers", &warp_kernels, NULL);
     unsetenv("SE_GEN_WARP_REG_ROWS");
     /* a second level of pieces (SE_GEN_WARP_LEVELS=2), which big-low takes: level-0 pieces of
      * warp 0 under other warps' rows, level-1 pieces, slots both ways */
@@ -1160,17 +1174,24 @@ int main(void) {
     clamped_cell(&big, "big-low");
     setenv("SE_GEN_WARP_LEVELS", "2", 1);
     run_gen_host(&st, &big, 32, "big-low alone, 2 levels of pieces, rows weighted",
-                 &warp_kernels);
+                 &warp_kernels, &big_hash);
     setenv("SE_GEN_WARP_COST", "0", 1); /* the rows counted, not weighted (another partition) */
     run_gen_host(&st, &big, 32, "big-low alone, 2 levels of pieces, rows counted",
-                 &warp_kernels);
+                 &warp_kernels, NULL);
     unsetenv("SE_GEN_WARP_COST");
     unsetenv("SE_GEN_WARP_LEVELS");
-    /* the currents kernel folds a v + c into the split-off hh rows' b (SE_GEN_HH_FOLD): the 8
-     * clamped at the soma (3 of them split), big-low */
+    /* the currents kernel folds a v + c into the split-off hh rows' b (SE_GEN_HH_FOLD), in the
+     * step kernel's order of operations: the 8 clamped at the soma (3 of them split) and big-low
+     * (2 levels, the host's default) end bit for bit where they do unfolded */
     setenv("SE_GEN_HH_FOLD", "1", 1);
-    run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, hh rows folded", &warp_kernels);
-    run_gen_host(&st, &big, 32, "big-low alone, hh rows folded", &warp_kernels);
+    run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, hh rows folded", &warp_kernels,
+                 &folded_hash);
+    SE_EXPECT(&st, folded_hash == soma_hash, "the 8 clamped at the soma, hh rows folded: state "
+              "hash %016llx, unfolded %016llx", (unsigned long long)folded_hash,
+              (unsigned long long)soma_hash);
+    run_gen_host(&st, &big, 32, "big-low alone, hh rows folded", &warp_kernels, &folded_hash);
+    SE_EXPECT(&st, folded_hash == big_hash, "big-low alone, hh rows folded: state hash %016llx, "
+              "unfolded %016llx", (unsigned long long)folded_hash, (unsigned long long)big_hash);
     unsetenv("SE_GEN_HH_FOLD");
     se_neuron_model_free(&big);
     se_neuron_model_free(&soma);
