@@ -1643,7 +1643,6 @@ static int drop_spilling_levels(const struct se_neurons *e, const int32_t *list,
     plan_free(&plans[k]);
     SE_TRY(morphology_plan(e, list[k], &one, &plans[k], err));
     SE_TRY(take_plan(e, list[k], &plans[k], opt, device, smem_max, &g->k[k], err));
-    g->k[k].two_level_local = a.localSizeBytes;
     *again = 1;
   }
   return SE_OK;

@@ -49,7 +49,7 @@ SE_HD static inline se_hh_rates se_hh_rates_at(double v, double q10) {
   const double u = v + 65.0;
   const double r40 = (v + 40.0) * -0.1, r55 = (v + 55.0) * -0.1;
   const double e40 = exp(r40), g = exp(u * (-1.0 / 720.0));
-  const double g2 = g * g, g4 = g2 * g2, g8 = g4 * g4, g32 = (g8 * g8) * (g8 * g8);
+  const double g2 = g * g, g4 = g2 * g2, g8 = g4 * g4, g16 = g8 * g8, g32 = g16 * g16;
   /* m: alpha = 0.1 vtrap(-(v+40), 10) = p/den, beta = 4 G^40 */
   double p = -(v + 40.0) * 0.1, den = e40 - 1.0;
   if (fabs(r40) < 1e-6) {

@@ -851,6 +851,23 @@ static void check_gen_levels(se_test_state *st) {
   }
 }
 
+/* The occurrences of needle in s. */
+static int occurrences(const char *s, const char *needle) {
+  int count = 0;
+  for (const char *p = s; p && (p = strstr(p, needle)); p++)
+    count++;
+  return count;
+}
+
+/* 1 when gen's source src compiles for sm_90 (else err says why). */
+static int compiles_for_sm90(const char *src, se_error *err) {
+  char *cubin = NULL;
+  size_t size = 0;
+  const int ok = se_neurons_gen_compile(src, 9, 0, 0, &cubin, &size, err) == SE_OK;
+  free(cubin);
+  return ok;
+}
+
 /* gen's prefetches (SE_GEN_PREFETCH=4) on medium-high (4 warps, hh rows split off): each warp
  * prefetches v of every row it eliminates but its first, once, and rhs and diag of each such hh
  * row; none without the option; the source compiles for sm_90. */
@@ -861,24 +878,19 @@ static void check_gen_prefetch(se_test_state *st) {
   for (int prefetch = 0; prefetch <= 4; prefetch += 4) {
     se_gen_options go = se_gen_options_from_env();
     go.prefetch = prefetch;
-    char *src = NULL, *cubin = NULL;
-    size_t size = 0;
+    char *src = NULL;
     se_test_ok(se_neurons_gen_source(e, &go, &src, &err), &err, "se_neurons_gen_source");
-    int v = 0, r = 0, d = 0;
-    for (const char *p = src; (p = strstr(p, "SE_GEN_PREFETCH(")); p++) {
-      v += strncmp(p, "SE_GEN_PREFETCH(V + ", 20) == 0;
-      r += strncmp(p, "SE_GEN_PREFETCH(R + ", 20) == 0;
-      d += strncmp(p, "SE_GEN_PREFETCH(D + ", 20) == 0;
-    }
+    const int v = occurrences(src, "SE_GEN_PREFETCH(V + "),
+              r = occurrences(src, "SE_GEN_PREFETCH(R + "),
+              d = occurrences(src, "SE_GEN_PREFETCH(D + ");
     const int rows = (int)(m.morph_offsets[1] - m.morph_offsets[0]),
               warps = se_neurons_gen_warps(e, 0, &go);
-    const int compiled = se_neurons_gen_compile(src, 9, 0, 0, &cubin, &size, &err) == SE_OK;
+    const int compiled = compiles_for_sm90(src, &err);
     SE_EXPECT(st, compiled && (prefetch ? v == rows - warps && r == d && r > 0 : v + r + d == 0),
               "gen's prefetch %d on medium-high (%d rows, %d warps): %d of v, %d of rhs, %d of "
               "diag, compiled %d (%s)", prefetch, rows, warps, v, r, d, compiled,
               compiled ? "" : err.message);
     free(src);
-    free(cubin);
   }
   se_neurons_destroy(e);
   se_neuron_model_free(&m);
@@ -899,15 +911,10 @@ static void check_gen_fold(se_test_state *st) {
   for (int fold = 0; fold <= 1; fold++) {
     se_gen_options go = se_gen_options_from_env();
     go.hh_fold = fold;
-    char *src = NULL, *cubin = NULL;
-    size_t size = 0;
+    char *src = NULL;
     se_test_ok(se_neurons_gen_source(e, &go, &src, &err), &err, "se_neurons_gen_source");
-    int loads = 0, taken = 0;
-    for (const char *p = src; (p = strstr(p, " = V[")); p++)
-      loads++;
-    for (const char *p = src; (p = strstr(p, " = R[")); p++)
-      taken++;
-    const int compiled = se_neurons_gen_compile(src, 9, 0, 0, &cubin, &size, &err) == SE_OK;
+    const int loads = occurrences(src, " = V["), taken = occurrences(src, " = R[");
+    const int compiled = compiles_for_sm90(src, &err);
     const int folded = fold ? n_hh - 1 : 0;
     SE_EXPECT(st, compiled && n_hh > 1 && loads == rows - folded && taken == folded &&
                       (strstr(src, "se_gen_fold_0[") != NULL) == fold,
@@ -915,7 +922,6 @@ static void check_gen_fold(se_test_state *st) {
               "taken from rhs, compiled %d (%s)", fold, rows, n_hh, loads, taken, compiled,
               compiled ? "" : err.message);
     free(src);
-    free(cubin);
   }
   se_neurons_destroy(e);
   se_neuron_model_free(&m);
@@ -975,9 +981,7 @@ static void check_gen_source(se_test_state *st, const se_neuron_model *mixed,
   int mrc = se_neurons_gen_source(e, &chunked, &msrc, &err);
   if (mrc == SE_OK)
     mrc = se_neurons_gen_compile(msrc, 9, 0, 0, &mcubin, &msize, &err);
-  int hh_loops = 0;
-  for (const char *p = msrc; p && (p = strstr(p, "hh rows: currents")); p++)
-    hh_loops++;
+  const int hh_loops = occurrences(msrc, "hh rows: currents");
   SE_EXPECT(st, mrc == SE_OK && msize > 0 && strstr(msrc, "se_gen_step_7(") && hh_loops > 8,
             "several morphologies: %s (%d hh loops)",
             mrc == SE_OK ? "no kernel of morphology 7" : err.message, hh_loops);

@@ -8,9 +8,12 @@
 # with 2 levels forced at W = 3 and 2, then the medium classes at W = 2 and 3, times the byte
 # floor at 256 000 cells. From the repository root on the device (run tool, carry .devkit):
 # bash docs/bench/s17_cost.sh
+# (SE_BENCH_BUILT=1: build-dev's simengine-bench is this tree's already, as in s17_hh.sh.)
 source .devkit/env.sh
-tools/device/build.sh simengine-bench > $OUT/build.txt 2>&1 || { tail -30 $OUT/build.txt; exit 1; }
-echo "built at ${SECONDS}s"
+if [ -z "${SE_BENCH_BUILT:-}" ]; then
+  tools/device/build.sh simengine-bench > $OUT/build.txt 2>&1 || { tail -30 $OUT/build.txt; exit 1; }
+  echo "built at ${SECONDS}s"
+fi
 S=$OUT/s17_cost.txt
 source docs/bench/gen_step_one.sh
 one big-low,big-high
