@@ -32,6 +32,7 @@ se_gen_options se_gen_options_from_env(void) {
   o.hh_chunk = (int)se_env_long("SE_GEN_HH_CHUNK", 0);
   o.hh_split = se_env_long("SE_GEN_HH_SPLIT", 1) != 0;
   o.hh_fold = se_env_long("SE_GEN_HH_FOLD", 0) != 0;
+  o.scaled = se_env_long("SE_GEN_SCALED", 0) != 0;
   o.warps = (int)se_env_long("SE_GEN_WARPS", -1);
   o.warp_cut = (int)se_env_long("SE_GEN_WARP_CUT", -1);
   o.warp_min_blocks = (int)se_env_long("SE_GEN_WARP_MIN_BLOCKS", -1);
@@ -797,16 +798,20 @@ static void put_hh_loop(text *t, int m, const char *from, int end, int step, con
  * clamps' current ic and the hh current hb (either "" when none), or with folded hb alone (the
  * currents kernel wrote a v + c + the hh current there: hh_fold), and its children's y;
  * y = b / d' and, unless DCONST, f = g / d' (d' with the hh conductance hd and the children's
- * pushes). */
+ * pushes). With scaled, a DCONST row without clamps takes 1 / d' into its constants instead,
+ * y = (a / d') v + c / d' + sum (g_c / d') y_c: one multiplication and one literal fewer. */
 static void put_backward_row(text *t, const se_stream_row *row, int i, int64_t W,
                              const int *first, const int *kid, const y_home *home, const char *hb,
-                             const char *hd, const char *ic, int folded) {
+                             const char *hd, const char *ic, int folded, int scaled) {
   const se_stream_row *r = &row[i];
+  /* s: the factor of the row's constants (1 / d' when scaled, the DCONST d slot's value) */
+  const int scale = scaled && (r->meta & SE_STREAM_DCONST) && !folded && !hb[0] && !ic[0];
+  const double s = scale ? r->d : 1.0;
   if (folded) {
     put(t, "  double b%d = %s;\n", i, hb);
   } else {
     put(t, "  const double v%d = V[%lld];\n  double b%d = (%.17g) * v%d + (%.17g)", i,
-        (long long)i * W, i, r->a, i, r->c);
+        (long long)i * W, i, r->a * s, i, r->c * s);
     if (ic[0] && hb[0])
       put(t, " + (%s + %s)", ic, hb);
     else if (hb[0] || ic[0])
@@ -816,7 +821,7 @@ static void put_backward_row(text *t, const se_stream_row *row, int i, int64_t W
   if (first[i + 1] > first[i]) {
     put(t, "  b%d = b%d + (", i, i);
     for (int q = first[i]; q < first[i + 1]; q++) {
-      put(t, "%s(%.17g) * ", q > first[i] ? " + " : "", row[kid[q]].g);
+      put(t, "%s(%.17g) * ", q > first[i] ? " + " : "", row[kid[q]].g * s);
       put_kid(t, home, kid[q], i, 0);
     }
     put(t, ");\n");
@@ -824,7 +829,10 @@ static void put_backward_row(text *t, const se_stream_row *row, int i, int64_t W
   if (r->meta & SE_STREAM_DCONST) {
     put(t, "  %s", home[i].reg ? "double " : "");
     put_y(t, home, i);
-    put(t, " = b%d * (%.17g);\n", i, r->d);
+    if (scale)
+      put(t, " = b%d;\n", i);
+    else
+      put(t, " = b%d * (%.17g);\n", i, r->d);
     return;
   }
   /* fused2's order: inv = 1 / (d0 - (pushes)), y = b inv, f = g inv */
@@ -918,8 +926,8 @@ static void put_prefetch(text *t, int i, int64_t W, int hh, int folded) {
 static void put_warps(text *t, const struct se_neurons *e, const se_stream_row *row, int n,
                       int warps, int levels, const int *order, const int *first, const int *kid,
                       const y_home *home, const int *clamp_index, const int *hh_index,
-                      int hh_in_block, int fold, int in_order, int window, int prefetch,
-                      int *seq) {
+                      int hh_in_block, int fold, int in_order, const se_gen_options *opt,
+                      int prefetch, int *seq) {
   const int64_t W = e->width;
   for (int w = 0; w < warps; w++) {
     put(t, "  %sif (w == %d) {\n", w ? "} else " : "", w);
@@ -940,7 +948,7 @@ static void put_warps(text *t, const struct se_neurons *e, const se_stream_row *
         const int i = order[k];
         if (home[i].warp != w || home[i].level != pass)
           continue;
-        if (window > 0 && rows > 0 && rows % window == 0)
+        if (opt->window > 0 && rows > 0 && rows % opt->window == 0)
           put(t, "  asm volatile(\"\" ::: \"memory\");\n");
         /* the loads of the row prefetch rows ahead (from the first row, those up to it) */
         for (int q = rows ? rows + prefetch : 1; q <= rows + prefetch && q < count; q++)
@@ -958,7 +966,7 @@ static void put_warps(text *t, const struct se_neurons *e, const se_stream_row *
         if (clamp_index[i] >= 0)
           snprintf(ic, sizeof ic, "ic%d", clamp_index[i]);
         put_backward_row(t, row, i, W, first, kid, home, hb, hd, ic,
-                         row_folds(fold, hh_index, clamp_index, i));
+                         row_folds(fold, hh_index, clamp_index, i), opt->scaled);
         if (home[i].piece >= 0) {
           put(t, "  sr[%d] = ", home[i].piece * 32);
           put_y(t, home, i);
@@ -1219,7 +1227,7 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
   }
   if (warps > 1) {
     put_warps(&t, e, row, n, warps, plan->levels, order, first, kid, home, clamp_index, hh_index,
-              plan->hh_in_block, fold, in_order, opt->window, plan->prefetch, seq);
+              plan->hh_in_block, fold, in_order, opt, plan->prefetch, seq);
     put(&t, "}\n");
     goto done;
   }
@@ -1252,7 +1260,7 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
     else if (clamp_index[i] >= 0)
       snprintf(ic, sizeof ic, "R[%lld]", (long long)i * W);
     put_backward_row(&t, row, i, W, first, kid, home, hb, hd, ic,
-                     row_folds(fold, hh_index, clamp_index, i));
+                     row_folds(fold, hh_index, clamp_index, i), opt->scaled);
   }
   /* forward: x = y + f x_parent, parents first; x to v */
   for (int k = n - 1; k >= 0; k--)

@@ -79,7 +79,10 @@ typedef struct se_gen_step {
  * kernel writes a v + c + b (the row's whole right-hand side, in the step kernel's order of
  * operations) instead of b for every hh row but the root and the clamped ones, so the step
  * kernel does not load their v (SE_GEN_HH_FOLD, default 0; session 17, host-run, not yet
- * measured: 8 B per such row and step, about 3% of medium-low's byte floor), warps: a warp per subtree and K warps per
+ * measured: 8 B per such row and step, about 3% of medium-low's byte floor), scaled: each
+ * passive row with a constant d' (no hh row below it) and no clamp takes 1 / d' into its
+ * literals, y = (a / d') v + c / d' + sum (g_c / d') y_c, one multiplication and one literal
+ * (two uniform moves in SASS) fewer per row (SE_GEN_SCALED, default 0; session 18), warps: a warp per subtree and K warps per
  * block of 32 cells (SE_GEN_WARPS; default -1, the rule measured best on the six classes
  * (docs/gpu.md "Session 14" and "Session 15"): 4 up to 512 rows, else 8; 0 or 1: a thread per
  * cell; se_neurons_gen_warps), warp_cut: the warps' partition, 1 the threshold that makes the
@@ -114,7 +117,8 @@ typedef struct se_gen_step {
  * concurrently (SE_GEN_STREAMS, default 1). */
 typedef struct se_gen_options {
   int register_rows, window, contract, hh_chunk, hh_split, warps, warp_cut, warp_min_blocks,
-      warp_hh, warp_reg_rows, warp_levels, streams, prefetch, prefetch_level, warp_cost, hh_fold;
+      warp_hh, warp_reg_rows, warp_levels, streams, prefetch, prefetch_level, warp_cost, hh_fold,
+      scaled;
 } se_gen_options;
 
 /* The options from the environment (defaults above). */
