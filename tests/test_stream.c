@@ -927,6 +927,51 @@ static void check_gen_fold(se_test_state *st) {
   se_neuron_model_free(&m);
 }
 
+/* The rows whose y gen's source takes straight from b ("yN = bN;", SE_GEN_SCALED: 1 / d'
+ * folded into the row's literals). */
+static int scaled_rows(const char *src) {
+  int count = 0;
+  for (const char *p = src; (p = strstr(p, " = b")) != NULL; p++) {
+    const char *q = p + 4;
+    while (*q >= '0' && *q <= '9')
+      q++;
+    count += q > p + 4 && *q == ';';
+  }
+  return count;
+}
+
+/* gen's scaled rows (SE_GEN_SCALED) on a clamped medium-low: without it no row takes its y from
+ * b alone; with it every passive row with a constant d' but the clamped ones does, each with one
+ * multiplication by a literal fewer, and the source compiles. That the scaled literals are
+ * right, the host runs check against the CPU path. */
+static void check_gen_scaled(se_test_state *st) {
+  se_error err = {0};
+  se_neuron_model m;
+  se_neurons_t e = clamped_engine(&m, "medium-low");
+  int scaled[2] = {0, 0}, products[2] = {0, 0}, compiled = 0;
+  for (int k = 0; k <= 1; k++) {
+    se_gen_options go = se_gen_options_from_env();
+    go.scaled = k;
+    char *src = NULL;
+    se_test_ok(se_neurons_gen_source(e, &go, &src, &err), &err, "se_neurons_gen_source");
+    scaled[k] = scaled_rows(src);
+    products[k] = occurrences(src, " * (");
+    if (k)
+      compiled = compiles_for_sm90(src, &err);
+    free(src);
+  }
+  const int rows = (int)(m.morph_offsets[1] - m.morph_offsets[0]);
+  SE_EXPECT(st, scaled[0] == 0 && scaled[1] > rows / 2 && products[0] - products[1] == scaled[1] &&
+                    compiled,
+            "gen's scaled rows on medium-low (%d rows): %d and %d rows with y = b, %d and %d "
+            "products with a literal, compiled %d (%s)", rows, scaled[0], scaled[1], products[0],
+            products[1], compiled, compiled ? "" : err.message);
+  printf("gen's scaled rows on medium-low: %d of %d rows, %d products with a literal fewer\n",
+         scaled[1], rows, products[0] - products[1]);
+  se_neurons_destroy(e);
+  se_neuron_model_free(&m);
+}
+
 #ifdef SIMENGINE_HAVE_CUDA
 /* On a GPU, the default rule's guard on the second level (se_neurons_gen_attach): big-low's and
  * big-high's sources take 2 levels (check_gen_levels); each attached kernel either keeps them
@@ -1083,6 +1128,7 @@ int main(void) {
   check_gen_rule(&st);
   check_gen_levels(&st);
   check_gen_fold(&st);
+  check_gen_scaled(&st);
   check_gen_prefetch(&st);
   /* the host runs (CI's; tools/device/check.sh sets SE_TEST_GEN_HOST=0 to leave the GPU machine's
    * time to the GPU part) */
@@ -1197,6 +1243,12 @@ int main(void) {
     SE_EXPECT(&st, folded_hash == big_hash, "big-low alone, hh rows folded: state hash %016llx, "
               "unfolded %016llx", (unsigned long long)folded_hash, (unsigned long long)big_hash);
     unsetenv("SE_GEN_HH_FOLD");
+    /* the passive rows' literals scaled by 1 / d' (SE_GEN_SCALED): the same limits against the
+     * CPU path */
+    setenv("SE_GEN_SCALED", "1", 1);
+    run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, rows scaled", &warp_kernels, NULL);
+    run_gen_host(&st, &big, 32, "big-low alone, rows scaled", &warp_kernels, NULL);
+    unsetenv("SE_GEN_SCALED");
     se_neuron_model_free(&big);
     se_neuron_model_free(&soma);
   } else {
