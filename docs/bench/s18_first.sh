@@ -1,12 +1,12 @@
 #!/bin/bash
 # Session 18's first device call (about 9 minutes): builds everything; gen's step at 256 000 cells on
-# medium-low and big-low, A B C D E F F E D C B A: the defaults; the fold (the currents kernel
+# medium-low and big-low, A B C D E F F E D C B A: the defaults; scaled with FMA (big-low 23%
+# fewer instructions, critical path 2078; medium-low 2399); FMA contraction alone (big-low's step
+# kernel 14% fewer SASS instructions, its critical path 2706 -> 2371; medium-low 2851 -> 2608);
+# the passive rows' literals scaled by 1 / d' alone (one multiplication and two uniform moves
+# fewer per row); all three; the fold (the currents kernel
 # writes a v + c + b, so the step kernel loads no v for split-off hh rows but the root: 8 B per
-# row and step, about 3% of medium-low's byte floor, 1.4% of big-low's); FMA contraction (big-
-# low's step kernel 14% fewer SASS instructions, its critical path 2706 -> 2371; medium-low
-# 2851 -> 2608); the passive rows' literals scaled by 1 / d' (one multiplication and two
-# uniform moves fewer per row); scaled with FMA (big-low 23% fewer instructions, critical path
-# 2078; medium-low 2399); and all three; then the hh rows computed by the warps
+# row and step, about 3% of medium-low's byte floor, 1.4% of big-low's); then the hh rows computed by the warps
 # (SE_GEN_WARP_HH=1) on the low classes with session 17's cheaper hh.h; medium-low with 5
 # blocks per multiprocessor (registers for 5, the y of 40 rows per warp in registers so that 5
 # blocks' shared memory fits; 208 B of spills) against 4; then engine_stream's GPU part with
@@ -24,16 +24,16 @@ low=small-low,medium-low,big-low
 g() { [ $SECONDS -lt 330 ] && one "$@"; }  # engine_stream's 245 s after them
 F=SE_GEN_FMAD=1 C=SE_GEN_SCALED=1 H=SE_GEN_HH_FOLD=1
 g medium-low,big-low
-g medium-low,big-low $H
+g medium-low,big-low $C $F
 g medium-low,big-low $F
 g medium-low,big-low $C
-g medium-low,big-low $C $F
 g medium-low,big-low $C $F $H
+g medium-low,big-low $H
+g medium-low,big-low $H
 g medium-low,big-low $C $F $H
-g medium-low,big-low $C $F
 g medium-low,big-low $C
 g medium-low,big-low $F
-g medium-low,big-low $H
+g medium-low,big-low $C $F
 g medium-low,big-low
 g $low SE_GEN_WARP_HH=1
 g medium-low SE_GEN_WARP_MIN_BLOCKS=5 SE_GEN_WARP_REG_ROWS=40
