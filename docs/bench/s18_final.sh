@@ -1,5 +1,6 @@
 #!/bin/bash
-# Session 18, second device call (about 9 minutes): builds everything; gen's defaults on the six
+# Prepared in session 18 for the call after a change of gen's defaults (about 9 minutes): builds
+# everything; gen's defaults on the six
 # classes and the six together at 256 000 cells; e2e_gpu alone (every GPU run of simengine
 # against the CPU path through the HDF5 output); the GPU-vs-CPU row (25 600 medium-high cells,
 # 16 OpenMP threads). From the repository root on the device (run tool, carry .devkit):

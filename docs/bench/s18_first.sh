@@ -1,5 +1,6 @@
 #!/bin/bash
-# Session 18's first device call (about 9 minutes): builds everything; gen's step at 256 000 cells on
+# Prepared in session 18 (which got no device machine) for the next session's first device call
+# (about 9 minutes): builds everything; gen's step at 256 000 cells on
 # medium-low and big-low, A B C D E F F E D C B A: the defaults; scaled with FMA (big-low 23%
 # fewer instructions, critical path 2078; medium-low 2399); FMA contraction alone (big-low's step
 # kernel 14% fewer SASS instructions, its critical path 2706 -> 2371; medium-low 2851 -> 2608);
