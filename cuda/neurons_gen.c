@@ -804,8 +804,9 @@ static void put_backward_row(text *t, const se_stream_row *row, int i, int64_t W
                              const int *first, const int *kid, const y_home *home, const char *hb,
                              const char *hd, const char *ic, int folded, int scaled) {
   const se_stream_row *r = &row[i];
-  /* s: the factor of the row's constants (1 / d' when scaled, the DCONST d slot's value) */
-  const int scale = scaled && (r->meta & SE_STREAM_DCONST) && !folded && !hb[0] && !ic[0];
+  /* s: the factor of the row's constants (1 / d' when scaled, the DCONST d slot's value; a
+   * DCONST row has no hh row in its subtree, so neither hb nor a fold) */
+  const int scale = scaled && (r->meta & SE_STREAM_DCONST) && !ic[0];
   const double s = scale ? r->d : 1.0;
   if (folded) {
     put(t, "  double b%d = %s;\n", i, hb);
