@@ -31,8 +31,8 @@ se_gen_options se_gen_options_from_env(void) {
   o.warp_cost = (int)se_env_long("SE_GEN_WARP_COST", -1);
   o.hh_chunk = (int)se_env_long("SE_GEN_HH_CHUNK", 0);
   o.hh_split = se_env_long("SE_GEN_HH_SPLIT", 1) != 0;
-  o.hh_fold = se_env_long("SE_GEN_HH_FOLD", 0) != 0;
-  o.scaled = se_env_long("SE_GEN_SCALED", 0) != 0;
+  o.hh_fold = se_env_long("SE_GEN_HH_FOLD", 1) != 0;
+  o.scaled = se_env_long("SE_GEN_SCALED", 1) != 0;
   o.warps = (int)se_env_long("SE_GEN_WARPS", -1);
   o.warp_cut = (int)se_env_long("SE_GEN_WARP_CUT", -1);
   o.warp_min_blocks = (int)se_env_long("SE_GEN_WARP_MIN_BLOCKS", -1);
@@ -40,7 +40,7 @@ se_gen_options se_gen_options_from_env(void) {
   o.warp_reg_rows = (int)se_env_long("SE_GEN_WARP_REG_ROWS", -1);
   o.streams = se_env_long("SE_GEN_STREAMS", 1) != 0;
   o.warp_levels = (int)se_env_long("SE_GEN_WARP_LEVELS", -1);
-  o.contract = se_env_long("SE_GEN_FMAD", 0) != 0;
+  o.contract = se_env_long("SE_GEN_FMAD", 1) != 0;
   if (o.register_rows < -1)
     o.register_rows = -1;
   if (o.window < 0)

@@ -78,11 +78,12 @@ typedef struct se_gen_step {
  * currents stay in registers, se_neurons_gen_split), hh_fold: with the split, the currents
  * kernel writes a v + c + b (the row's whole right-hand side, in the step kernel's order of
  * operations) instead of b for every hh row but the root and the clamped ones, so the step
- * kernel does not load their v (SE_GEN_HH_FOLD, default 0; session 17, host-run, not yet
- * measured: 8 B per such row and step, about 3% of medium-low's byte floor), scaled: each
+ * kernel does not load their v (SE_GEN_HH_FOLD, default 1 since session 19: 8 B per such row
+ * and step, about 3% of medium-low's byte floor; measured with scaled and contract), scaled: each
  * passive row with a constant d' (no hh row below it) and no clamp takes 1 / d' into its
  * literals, y = (a / d') v + c / d' + sum (g_c / d') y_c, one multiplication and one literal
- * (two uniform moves in SASS) fewer per row (SE_GEN_SCALED, default 0; session 18), warps: a warp per subtree and K warps per
+ * (two uniform moves in SASS) fewer per row (SE_GEN_SCALED, default 1 since session 19,
+ * measured in docs/gpu.md "Session 19"), warps: a warp per subtree and K warps per
  * block of 32 cells (SE_GEN_WARPS; default -1, the rule measured best on the six classes
  * (docs/gpu.md "Session 14" and "Session 15"): 4 up to 512 rows, else 8; 0 or 1: a thread per
  * cell; se_neurons_gen_warps), warp_cut: the warps' partition, 1 the threshold that makes the
@@ -112,8 +113,9 @@ typedef struct se_gen_step {
  * default -1: 5 above 512 rows, else rows, measured in docs/gpu.md "Session 17"; 0 rows), a
  * compiler
  * barrier every window rows keeps the loads from being hoisted into spills (SE_GEN_WINDOW,
- * default 8, 0 none), contract: FMA contraction (SE_GEN_FMAD, default 0 as the engine's kernels,
- * docs/model.md); and a launch choice, streams: several morphologies' kernels on a stream each,
+ * default 8, 0 none), contract: FMA contraction (SE_GEN_FMAD, default 1 since session 19: 14% fewer
+ * instructions in big-low's step kernel; 0 performs the CPU path's operations, docs/model.md,
+ * which the scaled rows do not anyway); and a launch choice, streams: several morphologies' kernels on a stream each,
  * concurrently (SE_GEN_STREAMS, default 1). */
 typedef struct se_gen_options {
   int register_rows, window, contract, hh_chunk, hh_split, warps, warp_cut, warp_min_blocks,

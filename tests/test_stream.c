@@ -868,9 +868,10 @@ static int compiles_for_sm90(const char *src, se_error *err) {
   return ok;
 }
 
-/* gen's prefetches (SE_GEN_PREFETCH=4) on medium-high (4 warps, hh rows split off): each warp
- * prefetches v of every row it eliminates but its first, once, and rhs and diag of each such hh
- * row; none without the option; the source compiles for sm_90. */
+/* gen's prefetches (SE_GEN_PREFETCH=4) on medium-high (4 warps, hh rows split off, not folded
+ * so that every row loads v): each warp prefetches v of every row it eliminates but its first,
+ * once, and rhs and diag of each such hh row; none without the option; the source compiles for
+ * sm_90. */
 static void check_gen_prefetch(se_test_state *st) {
   se_error err = {0};
   se_neuron_model m;
@@ -878,6 +879,7 @@ static void check_gen_prefetch(se_test_state *st) {
   for (int prefetch = 0; prefetch <= 4; prefetch += 4) {
     se_gen_options go = se_gen_options_from_env();
     go.prefetch = prefetch;
+    go.hh_fold = 0;
     char *src = NULL;
     se_test_ok(se_neurons_gen_source(e, &go, &src, &err), &err, "se_neurons_gen_source");
     const int v = occurrences(src, "SE_GEN_PREFETCH(V + "),
@@ -1230,24 +1232,28 @@ int main(void) {
                  &warp_kernels, NULL);
     unsetenv("SE_GEN_WARP_COST");
     unsetenv("SE_GEN_WARP_LEVELS");
-    /* the currents kernel folds a v + c into the split-off hh rows' b (SE_GEN_HH_FOLD), in the
-     * step kernel's order of operations: the 8 clamped at the soma (3 of them split) and big-low
-     * (2 levels, the host's default) end bit for bit where they do unfolded */
-    setenv("SE_GEN_HH_FOLD", "1", 1);
-    run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, hh rows folded", &warp_kernels,
+    /* the currents kernel folds a v + c into the split-off hh rows' b (SE_GEN_HH_FOLD, the
+     * default since session 19), in the step kernel's order of operations: the 8 clamped at the
+     * soma (3 of them split) and big-low (2 levels, the host's default) end bit for bit where
+     * they do unfolded */
+    setenv("SE_GEN_HH_FOLD", "0", 1);
+    run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, hh rows not folded", &warp_kernels,
                  &folded_hash);
-    SE_EXPECT(&st, folded_hash == soma_hash, "the 8 clamped at the soma, hh rows folded: state "
-              "hash %016llx, unfolded %016llx", (unsigned long long)folded_hash,
+    SE_EXPECT(&st, folded_hash == soma_hash, "the 8 clamped at the soma, hh rows not folded: "
+              "state hash %016llx, folded %016llx", (unsigned long long)folded_hash,
               (unsigned long long)soma_hash);
-    run_gen_host(&st, &big, 32, "big-low alone, hh rows folded", &warp_kernels, &folded_hash);
-    SE_EXPECT(&st, folded_hash == big_hash, "big-low alone, hh rows folded: state hash %016llx, "
-              "unfolded %016llx", (unsigned long long)folded_hash, (unsigned long long)big_hash);
+    run_gen_host(&st, &big, 32, "big-low alone, hh rows not folded", &warp_kernels,
+                 &folded_hash);
+    SE_EXPECT(&st, folded_hash == big_hash, "big-low alone, hh rows not folded: state hash "
+              "%016llx, folded %016llx", (unsigned long long)folded_hash,
+              (unsigned long long)big_hash);
     unsetenv("SE_GEN_HH_FOLD");
-    /* the passive rows' literals scaled by 1 / d' (SE_GEN_SCALED): the same limits against the
-     * CPU path */
-    setenv("SE_GEN_SCALED", "1", 1);
-    run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, rows scaled", &warp_kernels, NULL);
-    run_gen_host(&st, &big, 32, "big-low alone, rows scaled", &warp_kernels, NULL);
+    /* the passive rows' literals not scaled by 1 / d' (SE_GEN_SCALED=0; scaled is the default
+     * since session 19): the same limits against the CPU path */
+    setenv("SE_GEN_SCALED", "0", 1);
+    run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, rows not scaled", &warp_kernels,
+                 NULL);
+    run_gen_host(&st, &big, 32, "big-low alone, rows not scaled", &warp_kernels, NULL);
     unsetenv("SE_GEN_SCALED");
     se_neuron_model_free(&big);
     se_neuron_model_free(&soma);
@@ -1299,7 +1305,7 @@ int main(void) {
     unsetenv("SE_COOP_LANES");
 #ifdef SIMENGINE_HAVE_CUDA
     /* gen: each morphology alone, widths 32 and 8 (the layout's stride), y in shared memory and
-     * registers, and with FMA contraction (SE_GEN_FMAD) */
+     * registers (FMA contraction and the scaled rows by default) */
     for (int k = 0; k < N_MORPH; k++) {
       run_gen(&st, &mono[k], 32);
       run_gen(&st, &mono[k], 8);
@@ -1360,7 +1366,7 @@ int main(void) {
     run_gen(&st, &soma1, 32);
     unsetenv("SE_GEN_PREFETCH_LEVEL");
     unsetenv("SE_GEN_PREFETCH");
-    setenv("SE_GEN_HH_FOLD", "1", 1); /* the currents kernels fold a v + c into b */
+    setenv("SE_GEN_HH_FOLD", "0", 1); /* the step kernels load v of the split-off hh rows */
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
     unsetenv("SE_GEN_HH_FOLD");
     setenv("SE_GEN_STREAMS", "0", 1); /* the 8 morphologies' kernels on the step's stream */
@@ -1368,11 +1374,13 @@ int main(void) {
     unsetenv("SE_GEN_STREAMS");
     setenv("SE_GEN_REG_ROWS", "100000", 1);
     setenv("SE_GEN_WINDOW", "3", 1);
-    setenv("SE_GEN_FMAD", "1", 1);
+    setenv("SE_GEN_FMAD", "0", 1); /* no FMA contraction (the default since session 19) */
+    setenv("SE_GEN_SCALED", "0", 1);
     run_gen(&st, &mono[0], 32);
     unsetenv("SE_GEN_REG_ROWS");
     unsetenv("SE_GEN_WINDOW");
     unsetenv("SE_GEN_FMAD");
+    unsetenv("SE_GEN_SCALED");
 #endif
   } else {
     printf("GPU part skipped: no GPU\n");
