@@ -466,9 +466,12 @@ done:
 /* The rule's prefetch distance in rows (se_gen_options). */
 #define SE_GEN_PREFETCH_ROWS 8
 /* The weight of a row that divides in the rule's partition above 512 rows (docs/gpu.md "Session
- * 17", measured with 2 levels of pieces: big-low 1.94x its byte floor with the rows counted,
- * 1.76x, 1.74x, 1.67x, 1.72x at weights 3, 4, 5, 6; big-high 1.48-1.51x throughout) */
-#define SE_GEN_COST_ROWS 5
+ * 17" and "Session 19", measured with 2 levels of pieces: on the H200 with session 17's code,
+ * big-low 1.94x its byte floor with the rows counted, 1.76x, 1.74x, 1.67x, 1.72x at weights 3,
+ * 4, 5, 6, big-high 1.48-1.51x throughout; with session 19's scaled rows and FMA, whose passive
+ * rows cost less against a dividing one, on an H100: big-low 1.42x, 1.35x, 1.35x, 1.30x at 3, 4,
+ * 5, 6, and at 6 its two-level kernel spills 8 B per thread instead of 112 B) */
+#define SE_GEN_COST_ROWS 6
 
 /* How morphology m's kernels are written under opt. */
 typedef struct gen_plan {

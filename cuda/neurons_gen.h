@@ -110,7 +110,8 @@ typedef struct se_gen_step {
  * default 1), warp_cost: the partition weighs the rows, a row with an hh row in its subtree (a
  * division per step: about 36 SASS instructions in its elimination against 13 for a passive row,
  * docs/gpu.md "Session 16" item 10) as warp_cost passive rows (SE_GEN_WARP_COST=W, 2 to 16;
- * default -1: 5 above 512 rows, else rows, measured in docs/gpu.md "Session 17"; 0 rows), a
+ * default -1: 6 above 512 rows (5 until session 19), else rows, measured in docs/gpu.md
+ * "Session 17" and "Session 19"; 0 rows), a
  * compiler
  * barrier every window rows keeps the loads from being hoisted into spills (SE_GEN_WINDOW,
  * default 8, 0 none), contract: FMA contraction (SE_GEN_FMAD, default 1 since session 19: 14% fewer
