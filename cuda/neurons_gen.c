@@ -41,6 +41,7 @@ se_gen_options se_gen_options_from_env(void) {
   o.streams = se_env_long("SE_GEN_STREAMS", 1) != 0;
   o.warp_levels = (int)se_env_long("SE_GEN_WARP_LEVELS", -1);
   o.contract = se_env_long("SE_GEN_FMAD", 1) != 0;
+  o.literals = se_env_long("SE_GEN_LITERALS", 0) != 0;
   if (o.register_rows < -1)
     o.register_rows = -1;
   if (o.window < 0)
@@ -463,6 +464,8 @@ done:
   return slots;
 }
 
+/* sm_90's shared memory per multiprocessor (228 KiB), which the literal tables keep within */
+#define SE_GEN_SM_SMEM ((size_t)233472)
 /* The rule's prefetch distance in rows (se_gen_options). */
 #define SE_GEN_PREFETCH_ROWS 8
 /* The weight of a row that divides in the rule's partition above 512 rows (docs/gpu.md "Session
@@ -649,10 +652,19 @@ size_t se_neurons_gen_smem(const struct se_neurons *e, int32_t m, const se_gen_o
 
 /* ---- the source ---------------------------------------------------------------------------- */
 
+/* The distinct literal doubles of a kernel in the order of their first use (literals in shared
+ * memory, se_gen_options.literals) */
+typedef struct literal_pool {
+  double *v;
+  int n, cap, limit; /* at most limit entries; the literals beyond stay immediates */
+} literal_pool;
+
+/* A source being written; with pool, put_literal writes loads from the pool's table. */
 typedef struct text {
   char *s;
   size_t len, cap;
   int failed;
+  literal_pool *pool;
 } text;
 
 static void put(text *t, const char *fmt, ...) {
@@ -682,6 +694,48 @@ static void put(text *t, const char *fmt, ...) {
     t->s = s;
     t->cap = cap;
   }
+}
+
+/* Inserts the string u into t at byte pos (pos <= t->len). */
+static void insert(text *t, size_t pos, const char *u) {
+  const size_t k = strlen(u), end = t->len;
+  put(t, "%s", u); /* grows t by k bytes */
+  if (t->failed)
+    return;
+  memmove(t->s + pos + k, t->s + pos, end - pos);
+  memcpy(t->s + pos, u, k);
+}
+
+/* Writes the literal double x: as an immediate "(x)", or with t->pool as the load "sl[k]" of its
+ * entry k in the pool's table (added when new and the pool below its limit, else an immediate;
+ * equal bit patterns share an entry). */
+static void put_literal(text *t, double x) {
+  literal_pool *p = t->pool;
+  if (!p) {
+    put(t, "(%.17g)", x);
+    return;
+  }
+  int k = 0;
+  while (k < p->n && memcmp(&p->v[k], &x, sizeof x) != 0)
+    k++;
+  if (k == p->n && p->n == p->limit) {
+    put(t, "(%.17g)", x);
+    return;
+  }
+  if (k == p->n) {
+    if (p->n == p->cap) {
+      const int cap = p->cap ? 2 * p->cap : 1024;
+      double *v = realloc(p->v, (size_t)cap * sizeof *v);
+      if (!v) {
+        t->failed = 1;
+        return;
+      }
+      p->v = v;
+      p->cap = cap;
+    }
+    p->v[p->n++] = x;
+  }
+  put(t, "sl[%d]", k);
 }
 
 /* The rows in a list schedule with `lanes` virtual lanes (every row after its children): each
@@ -814,8 +868,10 @@ static void put_backward_row(text *t, const se_stream_row *row, int i, int64_t W
   if (folded) {
     put(t, "  double b%d = %s;\n", i, hb);
   } else {
-    put(t, "  const double v%d = V[%lld];\n  double b%d = (%.17g) * v%d + (%.17g)", i,
-        (long long)i * W, i, r->a * s, i, r->c * s);
+    put(t, "  const double v%d = V[%lld];\n  double b%d = ", i, (long long)i * W, i);
+    put_literal(t, r->a * s);
+    put(t, " * v%d + ", i);
+    put_literal(t, r->c * s);
     if (ic[0] && hb[0])
       put(t, " + (%s + %s)", ic, hb);
     else if (hb[0] || ic[0])
@@ -825,7 +881,9 @@ static void put_backward_row(text *t, const se_stream_row *row, int i, int64_t W
   if (first[i + 1] > first[i]) {
     put(t, "  b%d = b%d + (", i, i);
     for (int q = first[i]; q < first[i + 1]; q++) {
-      put(t, "%s(%.17g) * ", q > first[i] ? " + " : "", row[kid[q]].g * s);
+      put(t, "%s", q > first[i] ? " + " : "");
+      put_literal(t, row[kid[q]].g * s);
+      put(t, " * ");
       put_kid(t, home, kid[q], i, 0);
     }
     put(t, ");\n");
@@ -833,14 +891,18 @@ static void put_backward_row(text *t, const se_stream_row *row, int i, int64_t W
   if (r->meta & SE_STREAM_DCONST) {
     put(t, "  %s", home[i].reg ? "double " : "");
     put_y(t, home, i);
-    if (scale)
+    if (scale) {
       put(t, " = b%d;\n", i);
-    else
-      put(t, " = b%d * (%.17g);\n", i, r->d);
+    } else {
+      put(t, " = b%d * ", i);
+      put_literal(t, r->d);
+      put(t, ";\n");
+    }
     return;
   }
   /* fused2's order: inv = 1 / (d0 - (pushes)), y = b inv, f = g inv */
-  put(t, "  const double r%d = 1.0 / (((%.17g)", i, r->d);
+  put(t, "  const double r%d = 1.0 / ((", i);
+  put_literal(t, r->d);
   if (hd[0])
     put(t, " + %s", hd);
   put(t, ")");
@@ -849,15 +911,20 @@ static void put_backward_row(text *t, const se_stream_row *row, int i, int64_t W
     const int c = kid[q];
     if (row[c].meta & SE_STREAM_DCONST)
       continue;
-    put(t, "%s(%.17g) * ", none ? " - (" : " + ", row[c].g);
+    put(t, "%s", none ? " - (" : " + ");
+    put_literal(t, row[c].g);
+    put(t, " * ");
     put_kid(t, home, c, i, 1);
     none = 0;
   }
   put(t, "%s);\n  %s", none ? "" : ")", home[i].reg ? "double " : "");
   put_y(t, home, i);
   put(t, " = b%d * r%d;\n", i, i);
-  if (i > 0)
-    put(t, "  const double f%d = (%.17g) * r%d;\n", i, r->g, i);
+  if (i > 0) {
+    put(t, "  const double f%d = ", i);
+    put_literal(t, r->g);
+    put(t, " * r%d;\n", i);
+  }
 }
 
 /* Writes row i's forward substitution, x = y + f x_parent (x_parent: parent_x, else the parent's
@@ -869,10 +936,13 @@ static void put_forward_row(text *t, const se_stream_row *row, int i, int64_t W,
     put_y(t, home, i);
     put(t, " = ");
     put_y(t, home, i);
-    if (row[i].meta & SE_STREAM_DCONST)
-      put(t, " + (%.17g) * ", row[i].f);
-    else
+    if (row[i].meta & SE_STREAM_DCONST) {
+      put(t, " + ");
+      put_literal(t, row[i].f);
+      put(t, " * ");
+    } else {
       put(t, " + f%d * ", i);
+    }
     if (parent_x)
       put(t, "%s", parent_x);
     else
@@ -1013,12 +1083,54 @@ static void put_warps(text *t, const struct se_neurons *e, const se_stream_row *
   put(t, "  }\n");
 }
 
+/* The entries a literal table may take (se_gen_options.literals) so that the plan keeps its
+ * blocks per multiprocessor (its min_blocks, else as many as its shared memory allows) within
+ * sm_90's shared memory per multiprocessor, SE_GEN_SM_SMEM, 1 KiB of it reserved per block. */
+static int literal_limit(const gen_plan *plan, const se_gen_options *opt) {
+  const size_t smem = plan_smem(plan, opt) + 1024;
+  const size_t blocks = plan->min_blocks > 0 ? (size_t)plan->min_blocks : SE_GEN_SM_SMEM / smem;
+  const size_t room = blocks > 0 && SE_GEN_SM_SMEM / blocks > smem ? SE_GEN_SM_SMEM / blocks - smem
+                                                                   : 0;
+  return (int)(room / sizeof(double));
+}
+
+/* Inserts morphology m's literal table (pool) into t: its values as se_gen_lit_<m> at byte
+ * kernel_at (before the step kernel), and at byte copy_at (the step kernel's start, copy_at >=
+ * kernel_at) the block's copy of it into shared memory at byte offset smem (after the plan's
+ * shared memory) as sl, then a barrier of the block's 32 * warps threads. */
+static void put_literal_table(text *t, const literal_pool *pool, int m, size_t kernel_at,
+                              size_t copy_at, size_t smem, int warps) {
+  text u = {0};
+  put(&u, "  double *const sl = se_gen_smem + %zu;\n"
+          "  for (int k = threadIdx.x; k < %d; k += %d)\n"
+          "    sl[k] = se_gen_lit_%d[k];\n"
+          "  SE_GEN_BAR(4, %d);\n",
+      smem / sizeof(double), pool->n, 32 * warps, m, 32 * warps);
+  if (u.failed)
+    t->failed = 1;
+  else
+    insert(t, copy_at, u.s);
+  u.len = 0;
+  put(&u, "// morphology %d's %d distinct literals, copied by each block into shared memory\n"
+          "__device__ const double se_gen_lit_%d[%d] = {", m, pool->n, m, pool->n);
+  for (int k = 0; k < pool->n; k++)
+    put(&u, "%s%.17g", k == 0 ? "\n  " : k % 4 ? ", " : ",\n  ", pool->v[k]);
+  put(&u, "\n};\n");
+  if (u.failed)
+    t->failed = 1;
+  else
+    insert(t, kernel_at, u.s);
+  free(u.s);
+}
+
 /* Writes into *out the kernel se_gen_step_<m> of morphology m (and with split its currents
  * kernel): in cell order (in_order) the thread of cell c finds its slots from c, else from its
- * morphology's group table. */
+ * morphology's group table. *literals: the entries of its literal table in shared memory (0
+ * without one). */
 static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tables *tab,
                       int32_t m, const gen_plan *plan, int in_order, const se_gen_options *opt,
-                      se_error *err) {
+                      int *literals, se_error *err) {
+  *literals = 0;
   const int n = plan->n;
   const int64_t W = e->width, mb = e->topology[m].base;
   const se_stream_row *row = tab->rows + mb;
@@ -1154,6 +1266,7 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
       put(&t, "  rhs[s0 + r.off] = b;\n");
     put(&t, "  diag[s0 + r.off] = dg;\n}\n");
   }
+  const size_t kernel_at = t.len; /* where a literal table goes (literals) */
   put(&t,
       "extern \"C\" __global__ void __launch_bounds__(%d%s) se_gen_step_%d(\n"
       "    double *__restrict__ v, double *__restrict__ gm, double *__restrict__ gh,\n"
@@ -1190,6 +1303,7 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
     if (plan->smem_rows > 0)
       put(&t, "  double *const sy = sr + %d;\n", warp_y_base);
   }
+  const size_t copy_at = t.len; /* where the table's copy into shared memory goes */
   put(&t, "  double *const V = v + s0, *const R = rhs + s0, *const D = diag + s0;\n");
   if (warps == 1)
     put(&t, "  double *const sy = se_gen_smem + threadIdx.x;\n");
@@ -1230,9 +1344,16 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
     put(&t, "  SE_GEN_BAR(3, %d);\n", 32 * warps);
   }
   if (warps > 1) {
+    literal_pool pool = {.limit = literal_limit(plan, opt)};
+    t.pool = opt->literals ? &pool : NULL;
     put_warps(&t, e, row, n, warps, plan->levels, order, first, kid, home, clamp_index, hh_index,
               plan->hh_in_block, fold, in_order, opt, plan->prefetch, seq);
     put(&t, "}\n");
+    t.pool = NULL;
+    if (pool.n > 0)
+      put_literal_table(&t, &pool, (int)m, kernel_at, copy_at, plan_smem(plan, opt), warps);
+    *literals = pool.n;
+    free(pool.v);
     goto done;
   }
   /* backward: assemble and eliminate each row; unless split, first (all hh rows in one chunk) or
@@ -1286,10 +1407,11 @@ done:
 }
 
 /* The source of the kernels of morphologies list[0 .. count) of e, from e's fused2 tables and
- * the morphologies' plans. */
+ * the morphologies' plans; literals[k] (literals may be NULL): the entries of morphology
+ * list[k]'s literal table in shared memory (se_gen_options.literals; 0 without one). */
 static int write_source(const struct se_neurons *e, const se_stream_tables *tab,
                         const int32_t *list, const gen_plan *plans, int count, int in_order,
-                        const se_gen_options *opt, char **source, se_error *err) {
+                        const se_gen_options *opt, int *literals, char **source, se_error *err) {
   int rc = SE_OK;
   text t = {0};
   /* the cell count is an argument: the source, and so the cubin cache's entry, depends on the
@@ -1319,8 +1441,12 @@ static int write_source(const struct se_neurons *e, const se_stream_tables *tab,
       e->dt, e->q10, opt->prefetch_level == 2 ? 2 : 1, opt->prefetch_level == 2 ? 2 : 1);
   if (opt->hh_fold) /* a split-off hh row's a and c, and whether its currents kernel folds them */
     put(&t, "struct se_gen_fold { double a, c; int on; };\n");
-  for (int k = 0; rc == SE_OK && k < count; k++)
-    rc = put_kernel(&t, e, tab, list[k], &plans[k], in_order, opt, err);
+  for (int k = 0; rc == SE_OK && k < count; k++) {
+    int n_literals = 0;
+    rc = put_kernel(&t, e, tab, list[k], &plans[k], in_order, opt, &n_literals, err);
+    if (literals)
+      literals[k] = n_literals;
+  }
   if (rc == SE_OK && t.failed)
     rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
                       "out of memory writing the generated kernels of %d morphologies", count);
@@ -1358,7 +1484,7 @@ int se_neurons_gen_source(const struct se_neurons *e, const se_gen_options *opt,
   se_stream_tables tab = {0};
   int rc = source_inputs(e, opt, &list, &count, &plans, &tab, err);
   if (rc == SE_OK)
-    rc = write_source(e, &tab, list, plans, count, cell_order(e), opt, source, err);
+    rc = write_source(e, &tab, list, plans, count, cell_order(e), opt, NULL, source, err);
   source_inputs_free(list, count, plans, &tab);
   return rc;
 }
@@ -1570,19 +1696,39 @@ static int take_plan(const struct se_neurons *e, int32_t m, const gen_plan *p,
   return SE_OK;
 }
 
-/* Writes the kernels of plans (morphologies list[0 .. g->n)), compiles them (or reads them from
- * the cache), loads them as g->library (unloading the one before) and takes each kernel's
- * handles into g->k. */
+/* Writes the kernels of plans (morphologies list[0 .. g->n)), sets each one's shared memory per
+ * block (its plan's and its literal table's; SE_ERR_ARG above smem_max), compiles them (or reads
+ * them from the cache), loads them as g->library (unloading the one before) and takes each
+ * kernel's handles into g->k. */
 static int load_kernels(const struct se_neurons *e, const se_stream_tables *tab,
                         const int32_t *list, const gen_plan *plans, const se_gen_options *opt,
-                        int device, int major, int minor, se_gen_step *g, se_error *err) {
+                        int device, int major, int minor, int smem_max, se_gen_step *g,
+                        se_error *err) {
   char *source = NULL, *cubin = NULL;
   size_t cubin_size = 0;
-  SE_TRY(write_source(e, tab, list, plans, g->n, g->in_order, opt, &source, err));
+  int *literals = calloc((size_t)g->n + 1, sizeof *literals);
+  if (!literals)
+    SE_FAIL(err, SE_ERR_NOMEM, "out of memory for %d literal counts", g->n);
+  int rc = write_source(e, tab, list, plans, g->n, g->in_order, opt, literals, &source, err);
+  /* each kernel's literal table in shared memory after its plan's (idempotent: load_kernels
+   * runs again after drop_spilling_levels) */
+  for (int k = 0; k < g->n && rc == SE_OK; k++) {
+    g->k[k].smem = plan_smem(&plans[k], opt) + (size_t)literals[k] * sizeof(double);
+    if (g->k[k].smem > (size_t)smem_max)
+      rc = se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__,
+                        "the gen kernel of morphology %d needs %zu B of shared memory per block "
+                        "with its %d literals (SE_GEN_LITERALS=1), more than device %d's %d B",
+                        (int)g->k[k].morphology, g->k[k].smem, literals[k], device, smem_max);
+  }
+  free(literals);
+  if (rc != SE_OK) {
+    free(source);
+    return rc;
+  }
   char dir_buf[4096];
   const char *dir = se_neurons_gen_cache_dir(dir_buf, sizeof dir_buf);
   int cached = 0;
-  const int rc = se_neurons_gen_cubin(source, major, minor, opt->contract, dir, &cubin,
+  rc = se_neurons_gen_cubin(source, major, minor, opt->contract, dir, &cubin,
                                       &cubin_size, &cached, err);
   if (rc == SE_OK && getenv("SE_GEN_VERBOSE")) {
     fprintf(stderr, "gen: %d morpholog%s, %zu B of source, %zu B of cubin (%s);", g->n,
@@ -1698,11 +1844,11 @@ int se_neurons_gen_attach(const struct se_neurons *e, int device, const int64_t 
   }
   int again = 0;
   if (rc == SE_OK)
-    rc = load_kernels(e, &tab, list, plans, &opt, device, major, minor, g, err);
+    rc = load_kernels(e, &tab, list, plans, &opt, device, major, minor, smem_max, g, err);
   if (rc == SE_OK && opt.warp_levels < 0)
     rc = drop_spilling_levels(e, list, plans, &opt, device, smem_max, g, &again, err);
   if (rc == SE_OK && again)
-    rc = load_kernels(e, &tab, list, plans, &opt, device, major, minor, g, err);
+    rc = load_kernels(e, &tab, list, plans, &opt, device, major, minor, smem_max, g, err);
   source_inputs_free(list, count, plans, &tab);
   SE_TRY(rc);
   if (opt.streams && g->n > 1) { /* a stream per morphology, events to fork and join */

@@ -116,12 +116,16 @@ typedef struct se_gen_step {
  * barrier every window rows keeps the loads from being hoisted into spills (SE_GEN_WINDOW,
  * default 8, 0 none), contract: FMA contraction (SE_GEN_FMAD, default 1 since session 19: 14% fewer
  * instructions in big-low's step kernel; 0 performs the CPU path's operations, docs/model.md,
- * which the scaled rows do not anyway); and a launch choice, streams: several morphologies' kernels on a stream each,
- * concurrently (SE_GEN_STREAMS, default 1). */
+ * which the scaled rows do not anyway), literals: with warps, the rows' literal doubles loaded
+ * from a table that each block copies into shared memory at its start (each distinct value once,
+ * after the plan's shared memory) instead of immediates, which sm_90's ptxas materialises with two
+ * uniform moves each (SE_GEN_LITERALS, default 0; session 19, host-run, not yet measured: one
+ * shared-memory load per use instead of two moves); and a launch choice, streams: several
+ * morphologies' kernels on a stream each, concurrently (SE_GEN_STREAMS, default 1). */
 typedef struct se_gen_options {
   int register_rows, window, contract, hh_chunk, hh_split, warps, warp_cut, warp_min_blocks,
       warp_hh, warp_reg_rows, warp_levels, streams, prefetch, prefetch_level, warp_cost, hh_fold,
-      scaled;
+      scaled, literals;
 } se_gen_options;
 
 /* The options from the environment (defaults above). */

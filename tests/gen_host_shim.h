@@ -8,6 +8,7 @@
 
 #define __global__
 #define __constant__
+#define __device__
 #define __shared__
 #define __launch_bounds__(...)
 

@@ -974,6 +974,46 @@ static void check_gen_scaled(se_test_state *st) {
   se_neuron_model_free(&m);
 }
 
+/* gen's literal table in shared memory (SE_GEN_LITERALS) on a clamped medium-low: without it
+ * no table and no loads from one; with it a table se_gen_lit_0 of N > 0 entries, every load
+ * "sl[k]" within it (k < N), N * 8 B beside the plan's shared memory still within a quarter of
+ * sm_90's 228 KiB per multiprocessor less 1 KiB per block (medium-low's plan runs 4 blocks per
+ * multiprocessor), and the source compiles for sm_90. That the entries are the right values,
+ * the host runs check against the CPU path. */
+static void check_gen_literals(se_test_state *st) {
+  se_error err = {0};
+  se_neuron_model m;
+  se_neurons_t e = clamped_engine(&m, "medium-low");
+  se_gen_options go = se_gen_options_from_env();
+  go.literals = 0;
+  char *src = NULL;
+  se_test_ok(se_neurons_gen_source(e, &go, &src, &err), &err, "se_neurons_gen_source");
+  const int none = strstr(src, "se_gen_lit_") == NULL && strstr(src, "sl[") == NULL;
+  free(src);
+  go.literals = 1;
+  src = NULL;
+  se_test_ok(se_neurons_gen_source(e, &go, &src, &err), &err, "se_neurons_gen_source");
+  const char *table = strstr(src, "se_gen_lit_0[");
+  const int n = table ? atoi(table + strlen("se_gen_lit_0[")) : 0;
+  int loads = 0, outside = 0;
+  for (const char *p = src; (p = strstr(p, "sl[")) != NULL; p += 3) {
+    loads++;
+    const int k = atoi(p + 3);
+    outside += k < 0 || k >= n;
+  }
+  const size_t smem = se_neurons_gen_smem(e, 0, &go), total = smem + (size_t)n * 8 + 1024;
+  const int compiled = compiles_for_sm90(src, &err);
+  SE_EXPECT(st, none && n > 0 && loads >= n && outside == 0 && total <= 233472 / 4 && compiled,
+            "gen's literal table on medium-low: none without it %d; %d entries, %d loads, %d "
+            "outside, %zu B per block with the plan's %zu B, compiled %d (%s)", none, n, loads,
+            outside, total, smem, compiled, compiled ? "" : err.message);
+  printf("gen's literal table on medium-low: %d entries, %d loads, %zu B of shared memory per "
+         "block with the plan's %zu B\n", n, loads, total - 1024, smem);
+  free(src);
+  se_neurons_destroy(e);
+  se_neuron_model_free(&m);
+}
+
 #ifdef SIMENGINE_HAVE_CUDA
 /* On a GPU, the default rule's guard on the second level (se_neurons_gen_attach): big-low's and
  * big-high's sources take 2 levels (check_gen_levels); each attached kernel either keeps them
@@ -1131,6 +1171,7 @@ int main(void) {
   check_gen_levels(&st);
   check_gen_fold(&st);
   check_gen_scaled(&st);
+  check_gen_literals(&st);
   check_gen_prefetch(&st);
   /* the host runs (CI's; tools/device/check.sh sets SE_TEST_GEN_HOST=0 to leave the GPU machine's
    * time to the GPU part) */
@@ -1255,6 +1296,13 @@ int main(void) {
                  NULL);
     run_gen_host(&st, &big, 32, "big-low alone, rows not scaled", &warp_kernels, NULL);
     unsetenv("SE_GEN_SCALED");
+    /* the literals from a table in shared memory (SE_GEN_LITERALS=1): the same limits against
+     * the CPU path */
+    setenv("SE_GEN_LITERALS", "1", 1);
+    run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, literals in shared memory",
+                 &warp_kernels, NULL);
+    run_gen_host(&st, &big, 32, "big-low alone, literals in shared memory", &warp_kernels, NULL);
+    unsetenv("SE_GEN_LITERALS");
     se_neuron_model_free(&big);
     se_neuron_model_free(&soma);
   } else {
@@ -1369,6 +1417,9 @@ int main(void) {
     setenv("SE_GEN_HH_FOLD", "0", 1); /* the step kernels load v of the split-off hh rows */
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
     unsetenv("SE_GEN_HH_FOLD");
+    setenv("SE_GEN_LITERALS", "1", 1); /* the literals from tables in shared memory */
+    run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
+    unsetenv("SE_GEN_LITERALS");
     setenv("SE_GEN_STREAMS", "0", 1); /* the 8 morphologies' kernels on the step's stream */
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
     unsetenv("SE_GEN_STREAMS");
