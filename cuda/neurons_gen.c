@@ -1083,15 +1083,30 @@ static void put_warps(text *t, const struct se_neurons *e, const se_stream_row *
   put(t, "  }\n");
 }
 
-/* The entries a literal table may take (se_gen_options.literals) so that the plan keeps its
- * blocks per multiprocessor (its min_blocks, else as many as its shared memory allows) within
- * sm_90's shared memory per multiprocessor, SE_GEN_SM_SMEM, 1 KiB of it reserved per block. */
+/* 1 when the plan's kernel takes its literals from a table in shared memory: with
+ * se_gen_options.literals, for the warps' kernels of more than 128 rows (the long ones; up to
+ * 128 rows the hh work sets the time) */
+static int literal_table(const gen_plan *plan, const se_gen_options *opt) {
+  return opt->literals && plan->warps > 1 && plan->n > 128;
+}
+
+/* The blocks per multiprocessor a kernel with a literal table is built for: the plan's
+ * min_blocks, else as many as its shared memory allows within sm_90's SE_GEN_SM_SMEM (1 KiB of
+ * it reserved per block) and its threads at 128 registers each allow (the register file's 64 Ki). */
+static int literal_blocks(const gen_plan *plan, const se_gen_options *opt) {
+  if (plan->min_blocks > 0)
+    return plan->min_blocks;
+  const size_t by_smem = SE_GEN_SM_SMEM / (plan_smem(plan, opt) + 1024),
+               by_registers = 65536 / (128 * 32 * (size_t)plan->warps);
+  const size_t blocks = by_smem < by_registers ? by_smem : by_registers;
+  return blocks > 0 ? (int)blocks : 1;
+}
+
+/* The entries a literal table may take so that the kernel keeps literal_blocks blocks per
+ * multiprocessor. */
 static int literal_limit(const gen_plan *plan, const se_gen_options *opt) {
-  const size_t smem = plan_smem(plan, opt) + 1024;
-  const size_t blocks = plan->min_blocks > 0 ? (size_t)plan->min_blocks : SE_GEN_SM_SMEM / smem;
-  const size_t room = blocks > 0 && SE_GEN_SM_SMEM / blocks > smem ? SE_GEN_SM_SMEM / blocks - smem
-                                                                   : 0;
-  return (int)(room / sizeof(double));
+  const size_t smem = plan_smem(plan, opt) + 1024, share = SE_GEN_SM_SMEM / (size_t)literal_blocks(plan, opt);
+  return share > smem ? (int)((share - smem) / sizeof(double)) : 0;
 }
 
 /* Inserts morphology m's literal table (pool) into t: its values as se_gen_lit_<m> at byte
@@ -1205,6 +1220,8 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
   char min_blocks[16] = "";
   if (warps > 1 && plan->min_blocks > 0)
     snprintf(min_blocks, sizeof min_blocks, ", %d", plan->min_blocks);
+  else if (literal_table(plan, opt)) /* registers for the blocks its table leaves room for */
+    snprintf(min_blocks, sizeof min_blocks, ", %d", literal_blocks(plan, opt));
   put(&t, "// morphology %d: %d rows (%d hh)", (int)m, n, n_hh);
   if (warps > 1)
     put(&t, ", %d warps per 32 cells (%d pieces to share, a trunk of %d rows, at most %d piece "
@@ -1345,7 +1362,7 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
   }
   if (warps > 1) {
     literal_pool pool = {.limit = literal_limit(plan, opt)};
-    t.pool = opt->literals ? &pool : NULL;
+    t.pool = literal_table(plan, opt) ? &pool : NULL;
     put_warps(&t, e, row, n, warps, plan->levels, order, first, kid, home, clamp_index, hh_index,
               plan->hh_in_block, fold, in_order, opt, plan->prefetch, seq);
     put(&t, "}\n");

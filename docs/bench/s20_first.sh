@@ -4,9 +4,8 @@
 # together at 256 000 cells with session 19's defaults (scaled rows, FMA, the fold, row weight 6
 # above 512 rows), then with session 17's (the three off, weight 5) on the same card; big-low
 # and big-high at weight 5 against the default 6, A B A B; the literal tables in shared memory
-# (SE_GEN_LITERALS=1, gpu.md "Session 19" item 7) on the medium and big classes, A B B A, and on
-# medium-low with 4 blocks' registers; then engine_stream's GPU part (not yet run with weight 6
-# or the literal tables on a GPU). The second call: TAG=s20 bash docs/bench/s14_third.sh (e2e_gpu,
+# (SE_GEN_LITERALS=1, gpu.md "Session 19" item 7) on the medium and big classes, A B B A; then
+# engine_stream's GPU part (not yet run with weight 6 or the literal tables on a GPU). The second call: TAG=s20 bash docs/bench/s14_third.sh (e2e_gpu,
 # GPU vs CPU). From the repository root on the device (run tool, carry .devkit):
 # bash docs/bench/s20_first.sh
 source .devkit/env.sh
@@ -32,7 +31,6 @@ one medium-low,medium-high,big-low,big-high
 one medium-low,medium-high,big-low,big-high $L
 one medium-low,medium-high,big-low,big-high $L
 one medium-low,medium-high,big-low,big-high
-one medium-low $L SE_GEN_WARP_MIN_BLOCKS=4
 grep -E "^==|cuda gen|rror" $S | sed 's/ (at [0-9]*s)//'
 echo "sweeps done at ${SECONDS}s"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
