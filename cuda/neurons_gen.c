@@ -3,6 +3,7 @@
 #include "neurons_gen.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <nvrtc.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -41,7 +42,7 @@ se_gen_options se_gen_options_from_env(void) {
   o.streams = se_env_long("SE_GEN_STREAMS", 1) != 0;
   o.warp_levels = (int)se_env_long("SE_GEN_WARP_LEVELS", -1);
   o.contract = se_env_long("SE_GEN_FMAD", 1) != 0;
-  o.literals = se_env_long("SE_GEN_LITERALS", 0) != 0;
+  o.literals = (int)se_env_long("SE_GEN_LITERALS", 0);
   if (o.register_rows < -1)
     o.register_rows = -1;
   if (o.window < 0)
@@ -62,6 +63,8 @@ se_gen_options se_gen_options_from_env(void) {
     o.warp_reg_rows = -1;
   if (o.warp_levels != 1 && o.warp_levels != 2)
     o.warp_levels = -1;
+  if (o.literals < 0 || o.literals > 2)
+    o.literals = 0;
   if (o.warps < -1)
     o.warps = -1;
   if (o.warps > SE_GEN_MAX_WARPS)
@@ -1083,9 +1086,9 @@ static void put_warps(text *t, const struct se_neurons *e, const se_stream_row *
   put(t, "  }\n");
 }
 
-/* 1 when the plan's kernel takes its literals from a table in shared memory: with
- * se_gen_options.literals, for the warps' kernels of more than 128 rows (the long ones; up to
- * 128 rows the hh work sets the time) */
+/* 1 when the plan's kernel takes its literals from a table (in shared memory or global memory,
+ * se_gen_options.literals): the warps' kernels of more than 128 rows (the long ones; up to 128
+ * rows the hh work sets the time) */
 static int literal_table(const gen_plan *plan, const se_gen_options *opt) {
   return opt->literals && plan->warps > 1 && plan->n > 128;
 }
@@ -1111,23 +1114,29 @@ static int literal_limit(const gen_plan *plan, const se_gen_options *opt) {
 
 /* Inserts morphology m's literal table (pool) into t: its values as se_gen_lit_<m> at byte
  * kernel_at (before the step kernel), and at byte copy_at (the step kernel's start, copy_at >=
- * kernel_at) the block's copy of it into shared memory at byte offset smem (after the plan's
- * shared memory) as sl, then a barrier of the block's 32 * warps threads. */
+ * kernel_at) sl, the table the loads read: with global, se_gen_lit_<m> itself (not const, so that
+ * the compiler cannot fold its entries back into immediates); else the block's copy of it in
+ * shared memory at byte offset smem (after the plan's shared memory), then a barrier of the
+ * block's 32 * warps threads. */
 static void put_literal_table(text *t, const literal_pool *pool, int m, size_t kernel_at,
-                              size_t copy_at, size_t smem, int warps) {
+                              size_t copy_at, size_t smem, int warps, int global) {
   text u = {0};
-  put(&u, "  double *const sl = se_gen_smem + %zu;\n"
-          "  for (int k = threadIdx.x; k < %d; k += %d)\n"
-          "    sl[k] = se_gen_lit_%d[k];\n"
-          "  SE_GEN_BAR(4, %d);\n",
-      smem / sizeof(double), pool->n, 32 * warps, m, 32 * warps);
+  if (global)
+    put(&u, "  const double *__restrict__ const sl = se_gen_lit_%d;\n", m);
+  else
+    put(&u, "  double *const sl = se_gen_smem + %zu;\n"
+            "  for (int k = threadIdx.x; k < %d; k += %d)\n"
+            "    sl[k] = se_gen_lit_%d[k];\n"
+            "  SE_GEN_BAR(4, %d);\n",
+        smem / sizeof(double), pool->n, 32 * warps, m, 32 * warps);
   if (u.failed)
     t->failed = 1;
   else
     insert(t, copy_at, u.s);
   u.len = 0;
-  put(&u, "// morphology %d's %d distinct literals, copied by each block into shared memory\n"
-          "__device__ const double se_gen_lit_%d[%d] = {", m, pool->n, m, pool->n);
+  put(&u, "// morphology %d's %d distinct literals%s\n__device__ %sdouble se_gen_lit_%d[%d] = {", m,
+      pool->n, global ? ", read from global memory" : ", copied by each block into shared memory",
+      global ? "" : "const ", m, pool->n);
   for (int k = 0; k < pool->n; k++)
     put(&u, "%s%.17g", k == 0 ? "\n  " : k % 4 ? ", " : ",\n  ", pool->v[k]);
   put(&u, "\n};\n");
@@ -1220,7 +1229,8 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
   char min_blocks[16] = "";
   if (warps > 1 && plan->min_blocks > 0)
     snprintf(min_blocks, sizeof min_blocks, ", %d", plan->min_blocks);
-  else if (literal_table(plan, opt)) /* registers for the blocks its table leaves room for */
+  else if (literal_table(plan, opt) && opt->literals == 1) /* registers for the blocks its */
+                                                             /* table leaves room for */
     snprintf(min_blocks, sizeof min_blocks, ", %d", literal_blocks(plan, opt));
   put(&t, "// morphology %d: %d rows (%d hh)", (int)m, n, n_hh);
   if (warps > 1)
@@ -1361,15 +1371,16 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
     put(&t, "  SE_GEN_BAR(3, %d);\n", 32 * warps);
   }
   if (warps > 1) {
-    literal_pool pool = {.limit = literal_limit(plan, opt)};
+    literal_pool pool = {.limit = opt->literals == 1 ? literal_limit(plan, opt) : INT_MAX};
     t.pool = literal_table(plan, opt) ? &pool : NULL;
     put_warps(&t, e, row, n, warps, plan->levels, order, first, kid, home, clamp_index, hh_index,
               plan->hh_in_block, fold, in_order, opt, plan->prefetch, seq);
     put(&t, "}\n");
     t.pool = NULL;
     if (pool.n > 0)
-      put_literal_table(&t, &pool, (int)m, kernel_at, copy_at, plan_smem(plan, opt), warps);
-    *literals = pool.n;
+      put_literal_table(&t, &pool, (int)m, kernel_at, copy_at, plan_smem(plan, opt), warps,
+                        opt->literals == 2);
+    *literals = opt->literals == 1 ? pool.n : 0;
     free(pool.v);
     goto done;
   }

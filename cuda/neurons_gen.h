@@ -117,12 +117,12 @@ typedef struct se_gen_step {
  * default 8, 0 none), contract: FMA contraction (SE_GEN_FMAD, default 1 since session 19: 14% fewer
  * instructions in big-low's step kernel; 0 performs the CPU path's operations, docs/model.md,
  * which the scaled rows do not anyway), literals: the warps' kernels of more than 128 rows
- * load the rows' literal doubles from a table that each block copies into shared memory at its
- * start (each distinct value once, after the plan's shared memory, as many as the kernel's
- * blocks per multiprocessor leave room for; the rest stay immediates) instead of immediates,
- * which sm_90's ptxas materialises with two uniform moves each (SE_GEN_LITERALS, default 0;
- * session 19, host-run, not yet measured: one shared-memory load per use, or per two with
- * 128-bit loads, instead of two moves); and a launch choice, streams: several
+ * load the rows' literal doubles from a table (each distinct value once) instead of writing
+ * immediates, which sm_90's ptxas materialises with two uniform moves each: 1, a table that each
+ * block copies into shared memory at its start (after the plan's shared memory, as many as the
+ * kernel's blocks per multiprocessor leave room for; the rest stay immediates); 2, the table read
+ * in place from global memory (through L1) (SE_GEN_LITERALS, default 0; session 19, host-run,
+ * not yet measured: one load per use, or per two with 128-bit loads, instead of two moves); and a launch choice, streams: several
  * morphologies' kernels on a stream each, concurrently (SE_GEN_STREAMS, default 1). */
 typedef struct se_gen_options {
   int register_rows, window, contract, hh_chunk, hh_split, warps, warp_cut, warp_min_blocks,

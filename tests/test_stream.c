@@ -974,42 +974,46 @@ static void check_gen_scaled(se_test_state *st) {
   se_neuron_model_free(&m);
 }
 
-/* gen's literal table in shared memory (SE_GEN_LITERALS) on a clamped medium-low: without it
- * no table and no loads from one; with it a table se_gen_lit_0 of N > 0 entries, every load
- * "sl[k]" within it (k < N), N * 8 B beside the plan's shared memory still within a quarter of
- * sm_90's 228 KiB per multiprocessor less 1 KiB per block (medium-low's plan runs 4 blocks per
- * multiprocessor), and the source compiles for sm_90. That the entries are the right values,
- * the host runs check against the CPU path. */
+/* gen's literal tables (SE_GEN_LITERALS) on a clamped medium-low: without them no table and no
+ * loads from one; with 1 (shared memory) a table se_gen_lit_0 of N > 0 entries that each block
+ * copies (the copy's barrier 4), N * 8 B beside the plan's shared memory still within a quarter
+ * of sm_90's 228 KiB per multiprocessor less 1 KiB per block (medium-low's plan runs 4 blocks per
+ * multiprocessor); with 2 (global memory) a table the loads read in place (no copy, not const);
+ * every load "sl[k]" within its table (k < N), and the sources compile for sm_90. That the
+ * entries are the right values, the host runs check against the CPU path. */
 static void check_gen_literals(se_test_state *st) {
   se_error err = {0};
   se_neuron_model m;
   se_neurons_t e = clamped_engine(&m, "medium-low");
-  se_gen_options go = se_gen_options_from_env();
-  go.literals = 0;
-  char *src = NULL;
-  se_test_ok(se_neurons_gen_source(e, &go, &src, &err), &err, "se_neurons_gen_source");
-  const int none = strstr(src, "se_gen_lit_") == NULL && strstr(src, "sl[") == NULL;
-  free(src);
-  go.literals = 1;
-  src = NULL;
-  se_test_ok(se_neurons_gen_source(e, &go, &src, &err), &err, "se_neurons_gen_source");
-  const char *table = strstr(src, "se_gen_lit_0[");
-  const int n = table ? atoi(table + strlen("se_gen_lit_0[")) : 0;
-  int loads = 0, outside = 0;
-  for (const char *p = src; (p = strstr(p, "sl[")) != NULL; p += 3) {
-    loads++;
-    const int k = atoi(p + 3);
-    outside += k < 0 || k >= n;
+  for (int mode = 0; mode <= 2; mode++) {
+    se_gen_options go = se_gen_options_from_env();
+    go.literals = mode;
+    char *src = NULL;
+    se_test_ok(se_neurons_gen_source(e, &go, &src, &err), &err, "se_neurons_gen_source");
+    const char *table = strstr(src, "se_gen_lit_0[");
+    const int n = table ? atoi(table + strlen("se_gen_lit_0[")) : 0;
+    int loads = 0, outside = 0;
+    for (const char *p = src; (p = strstr(p, "sl[")) != NULL; p += 3) {
+      loads++;
+      const int k = atoi(p + 3);
+      outside += k < 0 || k >= n;
+    }
+    const int copied = strstr(src, "SE_GEN_BAR(4,") != NULL,
+              constant = strstr(src, "__device__ const double se_gen_lit_0[") != NULL;
+    const size_t smem = se_neurons_gen_smem(e, 0, &go), total = smem + (size_t)n * 8 + 1024;
+    const int compiled = mode == 0 || compiles_for_sm90(src, &err);
+    const int ok = mode == 0 ? !table && loads == 0
+                             : n > 0 && loads >= n && outside == 0 && copied == (mode == 1) &&
+                                   constant == (mode == 1) && (mode == 2 || total <= 233472 / 4);
+    SE_EXPECT(st, ok && compiled,
+              "gen's literal table %d on medium-low: %d entries, %d loads, %d outside, copied %d, "
+              "const %d, %zu B per block with the plan's %zu B, compiled %d (%s)", mode, n, loads,
+              outside, copied, constant, total, smem, compiled, compiled ? "" : err.message);
+    if (mode > 0)
+      printf("gen's literal table %d on medium-low: %d entries, %d loads%s\n", mode, n, loads,
+             mode == 1 ? ", in shared memory" : ", read from global memory");
+    free(src);
   }
-  const size_t smem = se_neurons_gen_smem(e, 0, &go), total = smem + (size_t)n * 8 + 1024;
-  const int compiled = compiles_for_sm90(src, &err);
-  SE_EXPECT(st, none && n > 0 && loads >= n && outside == 0 && total <= 233472 / 4 && compiled,
-            "gen's literal table on medium-low: none without it %d; %d entries, %d loads, %d "
-            "outside, %zu B per block with the plan's %zu B, compiled %d (%s)", none, n, loads,
-            outside, total, smem, compiled, compiled ? "" : err.message);
-  printf("gen's literal table on medium-low: %d entries, %d loads, %zu B of shared memory per "
-         "block with the plan's %zu B\n", n, loads, total - 1024, smem);
-  free(src);
   se_neurons_destroy(e);
   se_neuron_model_free(&m);
 }
@@ -1302,6 +1306,11 @@ int main(void) {
     run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, literals in shared memory",
                  &warp_kernels, NULL);
     run_gen_host(&st, &big, 32, "big-low alone, literals in shared memory", &warp_kernels, NULL);
+    setenv("SE_GEN_LITERALS", "2", 1); /* read in place from global memory */
+    run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, literals from global memory",
+                 &warp_kernels, NULL);
+    run_gen_host(&st, &big, 32, "big-low alone, literals from global memory", &warp_kernels,
+                 NULL);
     unsetenv("SE_GEN_LITERALS");
     se_neuron_model_free(&big);
     se_neuron_model_free(&soma);
@@ -1418,6 +1427,8 @@ int main(void) {
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
     unsetenv("SE_GEN_HH_FOLD");
     setenv("SE_GEN_LITERALS", "1", 1); /* the literals from tables in shared memory */
+    run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
+    setenv("SE_GEN_LITERALS", "2", 1); /* from tables in global memory */
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
     unsetenv("SE_GEN_LITERALS");
     setenv("SE_GEN_STREAMS", "0", 1); /* the 8 morphologies' kernels on the step's stream */
