@@ -644,11 +644,47 @@ int se_neurons_gen_warps(const struct se_neurons *e, int32_t m, const se_gen_opt
   return p.warps;
 }
 
+/* 1 when the plan's kernel takes its literals from a table (in shared memory or global memory,
+ * se_gen_options.literals): the warps' kernels of more than 128 rows (the long ones; up to 128
+ * rows the hh work sets the time) */
+static int literal_table(const gen_plan *plan, const se_gen_options *opt) {
+  return opt->literals && plan->warps > 1 && plan->n > 128;
+}
+
+/* The blocks per multiprocessor a kernel with a literal table in shared memory is built for:
+ * the plan's min_blocks, else as many as its shared memory allows within sm_90's SE_GEN_SM_SMEM
+ * (1 KiB of it reserved per block) and its threads at 128 registers each allow (the register
+ * file's 64 Ki). */
+static int literal_blocks(const gen_plan *plan, const se_gen_options *opt) {
+  if (plan->min_blocks > 0)
+    return plan->min_blocks;
+  const size_t by_smem = SE_GEN_SM_SMEM / (plan_smem(plan, opt) + 1024),
+               by_registers = 65536 / (128 * 32 * (size_t)plan->warps);
+  const size_t blocks = by_smem < by_registers ? by_smem : by_registers;
+  return blocks > 0 ? (int)blocks : 1;
+}
+
+/* The entries of the plan's literal table in shared memory (se_gen_options.literals 1; else 0):
+ * what the kernel's literal_blocks blocks per multiprocessor leave of SE_GEN_SM_SMEM beside the
+ * plan's shared memory. Reserved whole, whatever the table uses: the blocks stay the same. */
+static int literal_entries(const gen_plan *plan, const se_gen_options *opt) {
+  if (!literal_table(plan, opt) || opt->literals != 1)
+    return 0;
+  const size_t smem = plan_smem(plan, opt) + 1024,
+               share = SE_GEN_SM_SMEM / (size_t)literal_blocks(plan, opt);
+  return share > smem ? (int)((share - smem) / sizeof(double)) : 0;
+}
+
+/* The kernel's shared memory per block: the plan's, then its literal table's entries. */
+static size_t kernel_smem(const gen_plan *plan, const se_gen_options *opt) {
+  return plan_smem(plan, opt) + (size_t)literal_entries(plan, opt) * sizeof(double);
+}
+
 size_t se_neurons_gen_smem(const struct se_neurons *e, int32_t m, const se_gen_options *opt) {
   gen_plan p;
   if (morphology_plan(e, m, opt, &p, NULL) != SE_OK)
     return SIZE_MAX;
-  const size_t smem = plan_smem(&p, opt);
+  const size_t smem = kernel_smem(&p, opt);
   plan_free(&p);
   return smem;
 }
@@ -709,36 +745,43 @@ static void insert(text *t, size_t pos, const char *u) {
   memcpy(t->s + pos, u, k);
 }
 
+/* The entry of x in pool p (equal bit patterns share one), else -1. */
+static int pool_find(const literal_pool *p, double x) {
+  for (int k = 0; k < p->n; k++)
+    if (memcmp(&p->v[k], &x, sizeof x) == 0)
+      return k;
+  return -1;
+}
+
+/* Appends x to pool p; 0 when out of memory. */
+static int pool_add(literal_pool *p, double x) {
+  if (p->n == p->cap) {
+    const int cap = p->cap ? 2 * p->cap : 1024;
+    double *v = realloc(p->v, (size_t)cap * sizeof *v);
+    if (!v)
+      return 0;
+    p->v = v;
+    p->cap = cap;
+  }
+  p->v[p->n++] = x;
+  return 1;
+}
+
 /* Writes the literal double x: as an immediate "(x)", or with t->pool as the load "sl[k]" of its
- * entry k in the pool's table (added when new and the pool below its limit, else an immediate;
- * equal bit patterns share an entry). */
+ * entry k in the pool's table (added when new and the pool below its limit, else an
+ * immediate). */
 static void put_literal(text *t, double x) {
   literal_pool *p = t->pool;
-  if (!p) {
+  int k = p ? pool_find(p, x) : -1;
+  if (p && k < 0 && p->n < p->limit) {
+    k = p->n;
+    if (!pool_add(p, x))
+      t->failed = 1;
+  }
+  if (k < 0)
     put(t, "(%.17g)", x);
-    return;
-  }
-  int k = 0;
-  while (k < p->n && memcmp(&p->v[k], &x, sizeof x) != 0)
-    k++;
-  if (k == p->n && p->n == p->limit) {
-    put(t, "(%.17g)", x);
-    return;
-  }
-  if (k == p->n) {
-    if (p->n == p->cap) {
-      const int cap = p->cap ? 2 * p->cap : 1024;
-      double *v = realloc(p->v, (size_t)cap * sizeof *v);
-      if (!v) {
-        t->failed = 1;
-        return;
-      }
-      p->v = v;
-      p->cap = cap;
-    }
-    p->v[p->n++] = x;
-  }
-  put(t, "sl[%d]", k);
+  else
+    put(t, "sl[%d]", k);
 }
 
 /* The rows in a list schedule with `lanes` virtual lanes (every row after its children): each
@@ -1086,32 +1129,6 @@ static void put_warps(text *t, const struct se_neurons *e, const se_stream_row *
   put(t, "  }\n");
 }
 
-/* 1 when the plan's kernel takes its literals from a table (in shared memory or global memory,
- * se_gen_options.literals): the warps' kernels of more than 128 rows (the long ones; up to 128
- * rows the hh work sets the time) */
-static int literal_table(const gen_plan *plan, const se_gen_options *opt) {
-  return opt->literals && plan->warps > 1 && plan->n > 128;
-}
-
-/* The blocks per multiprocessor a kernel with a literal table is built for: the plan's
- * min_blocks, else as many as its shared memory allows within sm_90's SE_GEN_SM_SMEM (1 KiB of
- * it reserved per block) and its threads at 128 registers each allow (the register file's 64 Ki). */
-static int literal_blocks(const gen_plan *plan, const se_gen_options *opt) {
-  if (plan->min_blocks > 0)
-    return plan->min_blocks;
-  const size_t by_smem = SE_GEN_SM_SMEM / (plan_smem(plan, opt) + 1024),
-               by_registers = 65536 / (128 * 32 * (size_t)plan->warps);
-  const size_t blocks = by_smem < by_registers ? by_smem : by_registers;
-  return blocks > 0 ? (int)blocks : 1;
-}
-
-/* The entries a literal table may take so that the kernel keeps literal_blocks blocks per
- * multiprocessor. */
-static int literal_limit(const gen_plan *plan, const se_gen_options *opt) {
-  const size_t smem = plan_smem(plan, opt) + 1024, share = SE_GEN_SM_SMEM / (size_t)literal_blocks(plan, opt);
-  return share > smem ? (int)((share - smem) / sizeof(double)) : 0;
-}
-
 /* Inserts morphology m's literal table (pool) into t: its values as se_gen_lit_<m> at byte
  * kernel_at (before the step kernel), and at byte copy_at (the step kernel's start, copy_at >=
  * kernel_at) sl, the table the loads read: with global, se_gen_lit_<m> itself (not const, so that
@@ -1149,12 +1166,10 @@ static void put_literal_table(text *t, const literal_pool *pool, int m, size_t k
 
 /* Writes into *out the kernel se_gen_step_<m> of morphology m (and with split its currents
  * kernel): in cell order (in_order) the thread of cell c finds its slots from c, else from its
- * morphology's group table. *literals: the entries of its literal table in shared memory (0
- * without one). */
+ * morphology's group table. */
 static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tables *tab,
                       int32_t m, const gen_plan *plan, int in_order, const se_gen_options *opt,
-                      int *literals, se_error *err) {
-  *literals = 0;
+                      se_error *err) {
   const int n = plan->n;
   const int64_t W = e->width, mb = e->topology[m].base;
   const se_stream_row *row = tab->rows + mb;
@@ -1229,8 +1244,7 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
   char min_blocks[16] = "";
   if (warps > 1 && plan->min_blocks > 0)
     snprintf(min_blocks, sizeof min_blocks, ", %d", plan->min_blocks);
-  else if (literal_table(plan, opt) && opt->literals == 1) /* registers for the blocks its */
-                                                             /* table leaves room for */
+  else if (literal_entries(plan, opt) > 0) /* registers for the blocks of its table's room */
     snprintf(min_blocks, sizeof min_blocks, ", %d", literal_blocks(plan, opt));
   put(&t, "// morphology %d: %d rows (%d hh)", (int)m, n, n_hh);
   if (warps > 1)
@@ -1371,7 +1385,7 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
     put(&t, "  SE_GEN_BAR(3, %d);\n", 32 * warps);
   }
   if (warps > 1) {
-    literal_pool pool = {.limit = opt->literals == 1 ? literal_limit(plan, opt) : INT_MAX};
+    literal_pool pool = {.limit = opt->literals == 1 ? literal_entries(plan, opt) : INT_MAX};
     t.pool = literal_table(plan, opt) ? &pool : NULL;
     put_warps(&t, e, row, n, warps, plan->levels, order, first, kid, home, clamp_index, hh_index,
               plan->hh_in_block, fold, in_order, opt, plan->prefetch, seq);
@@ -1380,7 +1394,6 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
     if (pool.n > 0)
       put_literal_table(&t, &pool, (int)m, kernel_at, copy_at, plan_smem(plan, opt), warps,
                         opt->literals == 2);
-    *literals = opt->literals == 1 ? pool.n : 0;
     free(pool.v);
     goto done;
   }
@@ -1435,11 +1448,10 @@ done:
 }
 
 /* The source of the kernels of morphologies list[0 .. count) of e, from e's fused2 tables and
- * the morphologies' plans; literals[k] (literals may be NULL): the entries of morphology
- * list[k]'s literal table in shared memory (se_gen_options.literals; 0 without one). */
+ * the morphologies' plans. */
 static int write_source(const struct se_neurons *e, const se_stream_tables *tab,
                         const int32_t *list, const gen_plan *plans, int count, int in_order,
-                        const se_gen_options *opt, int *literals, char **source, se_error *err) {
+                        const se_gen_options *opt, char **source, se_error *err) {
   int rc = SE_OK;
   text t = {0};
   /* the cell count is an argument: the source, and so the cubin cache's entry, depends on the
@@ -1469,12 +1481,8 @@ static int write_source(const struct se_neurons *e, const se_stream_tables *tab,
       e->dt, e->q10, opt->prefetch_level == 2 ? 2 : 1, opt->prefetch_level == 2 ? 2 : 1);
   if (opt->hh_fold) /* a split-off hh row's a and c, and whether its currents kernel folds them */
     put(&t, "struct se_gen_fold { double a, c; int on; };\n");
-  for (int k = 0; rc == SE_OK && k < count; k++) {
-    int n_literals = 0;
-    rc = put_kernel(&t, e, tab, list[k], &plans[k], in_order, opt, &n_literals, err);
-    if (literals)
-      literals[k] = n_literals;
-  }
+  for (int k = 0; rc == SE_OK && k < count; k++)
+    rc = put_kernel(&t, e, tab, list[k], &plans[k], in_order, opt, err);
   if (rc == SE_OK && t.failed)
     rc = se_error_set(err, SE_ERR_NOMEM, __FILE__, __LINE__, __func__,
                       "out of memory writing the generated kernels of %d morphologies", count);
@@ -1512,7 +1520,7 @@ int se_neurons_gen_source(const struct se_neurons *e, const se_gen_options *opt,
   se_stream_tables tab = {0};
   int rc = source_inputs(e, opt, &list, &count, &plans, &tab, err);
   if (rc == SE_OK)
-    rc = write_source(e, &tab, list, plans, count, cell_order(e), opt, NULL, source, err);
+    rc = write_source(e, &tab, list, plans, count, cell_order(e), opt, source, err);
   source_inputs_free(list, count, plans, &tab);
   return rc;
 }
@@ -1711,7 +1719,7 @@ static int take_plan(const struct se_neurons *e, int32_t m, const gen_plan *p,
                      const se_gen_options *opt, int device, int smem_max, se_gen_kernel *k,
                      se_error *err) {
   k->morphology = m;
-  k->smem = plan_smem(p, opt);
+  k->smem = kernel_smem(p, opt);
   k->n_hh = p->split ? p->n_hh : 0;
   k->warps = p->warps;
   k->reg_rows = p->reg_rows;
@@ -1724,39 +1732,19 @@ static int take_plan(const struct se_neurons *e, int32_t m, const gen_plan *p,
   return SE_OK;
 }
 
-/* Writes the kernels of plans (morphologies list[0 .. g->n)), sets each one's shared memory per
- * block (its plan's and its literal table's; SE_ERR_ARG above smem_max), compiles them (or reads
- * them from the cache), loads them as g->library (unloading the one before) and takes each
- * kernel's handles into g->k. */
+/* Writes the kernels of plans (morphologies list[0 .. g->n)), compiles them (or reads them from
+ * the cache), loads them as g->library (unloading the one before) and takes each kernel's
+ * handles into g->k. */
 static int load_kernels(const struct se_neurons *e, const se_stream_tables *tab,
                         const int32_t *list, const gen_plan *plans, const se_gen_options *opt,
-                        int device, int major, int minor, int smem_max, se_gen_step *g,
-                        se_error *err) {
+                        int device, int major, int minor, se_gen_step *g, se_error *err) {
   char *source = NULL, *cubin = NULL;
   size_t cubin_size = 0;
-  int *literals = calloc((size_t)g->n + 1, sizeof *literals);
-  if (!literals)
-    SE_FAIL(err, SE_ERR_NOMEM, "out of memory for %d literal counts", g->n);
-  int rc = write_source(e, tab, list, plans, g->n, g->in_order, opt, literals, &source, err);
-  /* each kernel's literal table in shared memory after its plan's (idempotent: load_kernels
-   * runs again after drop_spilling_levels) */
-  for (int k = 0; k < g->n && rc == SE_OK; k++) {
-    g->k[k].smem = plan_smem(&plans[k], opt) + (size_t)literals[k] * sizeof(double);
-    if (g->k[k].smem > (size_t)smem_max)
-      rc = se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__,
-                        "the gen kernel of morphology %d needs %zu B of shared memory per block "
-                        "with its %d literals (SE_GEN_LITERALS=1), more than device %d's %d B",
-                        (int)g->k[k].morphology, g->k[k].smem, literals[k], device, smem_max);
-  }
-  free(literals);
-  if (rc != SE_OK) {
-    free(source);
-    return rc;
-  }
+  SE_TRY(write_source(e, tab, list, plans, g->n, g->in_order, opt, &source, err));
   char dir_buf[4096];
   const char *dir = se_neurons_gen_cache_dir(dir_buf, sizeof dir_buf);
   int cached = 0;
-  rc = se_neurons_gen_cubin(source, major, minor, opt->contract, dir, &cubin,
+  const int rc = se_neurons_gen_cubin(source, major, minor, opt->contract, dir, &cubin,
                                       &cubin_size, &cached, err);
   if (rc == SE_OK && getenv("SE_GEN_VERBOSE")) {
     fprintf(stderr, "gen: %d morpholog%s, %zu B of source, %zu B of cubin (%s);", g->n,
@@ -1872,11 +1860,11 @@ int se_neurons_gen_attach(const struct se_neurons *e, int device, const int64_t 
   }
   int again = 0;
   if (rc == SE_OK)
-    rc = load_kernels(e, &tab, list, plans, &opt, device, major, minor, smem_max, g, err);
+    rc = load_kernels(e, &tab, list, plans, &opt, device, major, minor, g, err);
   if (rc == SE_OK && opt.warp_levels < 0)
     rc = drop_spilling_levels(e, list, plans, &opt, device, smem_max, g, &again, err);
   if (rc == SE_OK && again)
-    rc = load_kernels(e, &tab, list, plans, &opt, device, major, minor, smem_max, g, err);
+    rc = load_kernels(e, &tab, list, plans, &opt, device, major, minor, g, err);
   source_inputs_free(list, count, plans, &tab);
   SE_TRY(rc);
   if (opt.streams && g->n > 1) { /* a stream per morphology, events to fork and join */

@@ -136,8 +136,8 @@ se_gen_options se_gen_options_from_env(void);
 /* Shared memory per block that the kernel of e's morphology m needs under opt: a thread per cell,
  * the y of the rows not in registers and (unless split) b and dg of each hh row; with warps, 3
  * values per piece root outside warp 0 (with warp_hh b and dg of each hh row, with warp_reg_rows
- * the y of the rows beyond them), per cell.
- * SIZE_MAX when out of memory. Not collective. */
+ * the y of the rows beyond them), per cell; with literals 1 then the entries its literal table
+ * may take (reserved whole). SIZE_MAX when out of memory. Not collective. */
 size_t se_neurons_gen_smem(const struct se_neurons *e, int32_t m, const se_gen_options *opt);
 
 /* The auto choice takes gen only where each morphology's kernel needs at most this much shared

@@ -13,17 +13,13 @@
 source .devkit/env.sh
 tools/device/build.sh > $OUT/build.txt 2>&1 || { tail -30 $OUT/build.txt; exit 1; }
 echo "built at ${SECONDS}s"
-six() {
-  env "$@" SE_GEN_VERBOSE=1 timeout 90 build-dev/src/simengine-bench step --six 256000 \
-    --neurons 256000 --steps 10 --cpu 0 --mixed 0 --huge-swc "" --only gen
-}
+source docs/bench/gen_step_one.sh
 six > $OUT/s20_defaults.txt 2>&1
 six SE_GEN_SCALED=0 SE_GEN_FMAD=0 SE_GEN_HH_FOLD=0 SE_GEN_WARP_COST=5 > $OUT/s20_defaults_s17.txt 2>&1
 for f in s20_defaults s20_defaults_s17; do
   echo "== $f"; grep -E "copy|cuda gen|rror" $OUT/$f.txt
 done
 S=$OUT/s20_weight.txt
-source docs/bench/gen_step_one.sh
 one big-low,big-high SE_GEN_WARP_COST=5
 one big-low,big-high
 one big-low,big-high SE_GEN_WARP_COST=5
