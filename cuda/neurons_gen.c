@@ -42,7 +42,7 @@ se_gen_options se_gen_options_from_env(void) {
   o.streams = se_env_long("SE_GEN_STREAMS", 1) != 0;
   o.warp_levels = (int)se_env_long("SE_GEN_WARP_LEVELS", -1);
   o.contract = se_env_long("SE_GEN_FMAD", 1) != 0;
-  o.literals = (int)se_env_long("SE_GEN_LITERALS", 0);
+  o.literals = (int)se_env_long("SE_GEN_LITERALS", -1);
   if (o.register_rows < -1)
     o.register_rows = -1;
   if (o.window < 0)
@@ -63,8 +63,8 @@ se_gen_options se_gen_options_from_env(void) {
     o.warp_reg_rows = -1;
   if (o.warp_levels != 1 && o.warp_levels != 2)
     o.warp_levels = -1;
-  if (o.literals < 0 || o.literals > 2)
-    o.literals = 0;
+  if (o.literals < -1 || o.literals > 2)
+    o.literals = -1;
   if (o.warps < -1)
     o.warps = -1;
   if (o.warps > SE_GEN_MAX_WARPS)
@@ -644,11 +644,20 @@ int se_neurons_gen_warps(const struct se_neurons *e, int32_t m, const se_gen_opt
   return p.warps;
 }
 
-/* 1 when the plan's kernel takes its literals from a table (in shared memory or global memory,
- * se_gen_options.literals): the warps' kernels of more than 128 rows (the long ones; up to 128
- * rows the hh work sets the time) */
-static int literal_table(const gen_plan *plan, const se_gen_options *opt) {
-  return opt->literals && plan->warps > 1 && plan->n > 128;
+/* The rule's literal tables: in shared memory for the warps' kernels above this many rows
+ * (docs/gpu.md "Session 20", measured on an H100 in one call, x the byte floor: big-low 1.30 ->
+ * 1.20, big-high 1.18 -> 1.08, medium-low 1.23 -> 1.22, medium-high 1.07 -> 1.10; from global
+ * memory every class slower, big-low 1.62) */
+#define SE_GEN_LITERAL_ROWS 512
+
+/* How the plan's kernel takes its literals (se_gen_options.literals): 0 as immediates, 1 from a
+ * table in shared memory, 2 from a table in global memory. Tables only in the warps' kernels of
+ * more than 128 rows (the long ones; up to 128 rows the hh work sets the time); by default (-1)
+ * in shared memory above SE_GEN_LITERAL_ROWS rows. */
+static int literal_mode(const gen_plan *plan, const se_gen_options *opt) {
+  if (plan->warps < 2 || plan->n <= 128)
+    return 0;
+  return opt->literals >= 0 ? opt->literals : plan->n > SE_GEN_LITERAL_ROWS;
 }
 
 /* The blocks per multiprocessor a kernel with a literal table in shared memory is built for:
@@ -668,7 +677,7 @@ static int literal_blocks(const gen_plan *plan, const se_gen_options *opt) {
  * what the kernel's literal_blocks blocks per multiprocessor leave of SE_GEN_SM_SMEM beside the
  * plan's shared memory. Reserved whole, whatever the table uses: the blocks stay the same. */
 static int literal_entries(const gen_plan *plan, const se_gen_options *opt) {
-  if (!literal_table(plan, opt) || opt->literals != 1)
+  if (literal_mode(plan, opt) != 1)
     return 0;
   const size_t smem = plan_smem(plan, opt) + 1024,
                share = SE_GEN_SM_SMEM / (size_t)literal_blocks(plan, opt);
@@ -1385,15 +1394,16 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
     put(&t, "  SE_GEN_BAR(3, %d);\n", 32 * warps);
   }
   if (warps > 1) {
-    literal_pool pool = {.limit = opt->literals == 1 ? literal_entries(plan, opt) : INT_MAX};
-    t.pool = literal_table(plan, opt) ? &pool : NULL;
+    const int literals = literal_mode(plan, opt);
+    literal_pool pool = {.limit = literals == 1 ? literal_entries(plan, opt) : INT_MAX};
+    t.pool = literals ? &pool : NULL;
     put_warps(&t, e, row, n, warps, plan->levels, order, first, kid, home, clamp_index, hh_index,
               plan->hh_in_block, fold, in_order, opt, plan->prefetch, seq);
     put(&t, "}\n");
     t.pool = NULL;
     if (pool.n > 0)
       put_literal_table(&t, &pool, (int)m, kernel_at, copy_at, plan_smem(plan, opt), warps,
-                        opt->literals == 2);
+                        literals == 2);
     free(pool.v);
     goto done;
   }
@@ -1724,6 +1734,7 @@ static int take_plan(const struct se_neurons *e, int32_t m, const gen_plan *p,
   k->warps = p->warps;
   k->reg_rows = p->reg_rows;
   k->levels = p->warps > 1 ? p->levels : 0;
+  k->literals = literal_mode(p, opt);
   if (k->smem > (size_t)smem_max)
     SE_FAIL(err, SE_ERR_ARG, "the gen kernel of morphology %d (%d compartments) needs %zu B of "
             "shared memory per block, more than device %d's %d B: raise %s or use --gpu-kernel "
@@ -1765,6 +1776,9 @@ static int load_kernels(const struct se_neurons *e, const se_stream_tables *tab,
       else if (kk->two_level_local > 0)
         fprintf(stderr, ", 1 level of pieces (with 2, %zu B of local memory per thread)",
                 kk->two_level_local);
+      if (kk->literals)
+        fprintf(stderr, ", literals from a table in %s memory",
+                kk->literals == 1 ? "shared" : "global");
       fprintf(stderr, ";");
     }
     fprintf(stderr, "\n");

@@ -51,6 +51,8 @@ typedef struct se_gen_kernel {
   int reg_rows;          /* with warps: the last rows of each warp whose y stays in registers
                             (-1: all), the rest in shared memory */
   int levels;            /* with warps: the levels of pieces (1 or 2), else 0 */
+  int literals;          /* how the kernel takes its literals: 0 immediates, 1 a table in shared
+                            memory, 2 in global memory (se_gen_options.literals) */
   size_t two_level_local; /* under the default warp_levels, the local memory per thread of the
                              morphology's two-level kernel: kept (levels 2) up to
                              SE_GEN_LEVEL_LOCAL, else dropped (levels 1); 0 otherwise */
@@ -121,8 +123,10 @@ typedef struct se_gen_step {
  * immediates, which sm_90's ptxas materialises with two uniform moves each: 1, a table that each
  * block copies into shared memory at its start (after the plan's shared memory, as many as the
  * kernel's blocks per multiprocessor leave room for; the rest stay immediates); 2, the table read
- * in place from global memory (through L1) (SE_GEN_LITERALS, default 0; session 19, host-run,
- * not yet measured: one load per use, or per two with 128-bit loads, instead of two moves); and a launch choice, streams: several
+ * in place from global memory (through L1); 0, immediates (SE_GEN_LITERALS; default -1: 1
+ * above 512 rows, else 0, measured in docs/gpu.md "Session 20": the table in shared memory made
+ * big-low 8% faster and medium-high 3% slower, the one in global memory every class slower); and
+ * a launch choice, streams: several
  * morphologies' kernels on a stream each, concurrently (SE_GEN_STREAMS, default 1). */
 typedef struct se_gen_options {
   int register_rows, window, contract, hh_chunk, hh_split, warps, warp_cut, warp_min_blocks,

@@ -735,7 +735,8 @@ static void check_gen_rule(se_test_state *st) {
   static const char *const cls[6] = {"small-low",  "small-high", "medium-low",
                                      "medium-high", "big-low",   "big-high"};
   static const int warps[6] = {4, 4, 4, 4, 8, 8};
-  const se_gen_options go = se_gen_options_from_env();
+  se_gen_options go = se_gen_options_from_env();
+  go.literals = 0; /* the plans' shared memory, without the literal tables' (check_gen_literals) */
   se_gen_options all_in_registers = go, two_warps = go, two_warps_48 = go;
   all_in_registers.warp_reg_rows = SE_GEN_MAX_ROWS;
   two_warps.warps = two_warps_48.warps = 2;
@@ -808,8 +809,8 @@ static se_neurons_t clamped_engine(se_neuron_model *m, const char *cls) {
 
 /* gen's second level of pieces (SE_GEN_WARP_LEVELS=2, and in the source the default): big-low
  * and big-high take it (the partition line of the source says so), medium-high does not (it
- * would save too few rows), and with one level none does; each kernel within auto's shared
- * memory. */
+ * would save too few rows), and with one level none does; each plan within auto's shared
+ * memory (the literal table's room comes on top of it, check_gen_literals). */
 static void check_gen_levels(se_test_state *st) {
   static const char *const cls[3] = {"big-low", "big-high", "medium-high"};
   for (int k = 0; k < 3; k++) {
@@ -824,7 +825,9 @@ static void check_gen_levels(se_test_state *st) {
       char *src = NULL;
       se_test_ok(se_neurons_gen_source(e, &go, &src, &err), &err, "se_neurons_gen_source");
       const int two = strstr(src, "over 2 levels") != NULL;
-      const size_t smem = se_neurons_gen_smem(e, 0, &go);
+      se_gen_options plain = go; /* the plan's shared memory, without a literal table's */
+      plain.literals = 0;
+      const size_t smem = se_neurons_gen_smem(e, 0, &plain);
       SE_EXPECT(st, two == (levels != 1 && k < 2) && smem <= SE_GEN_AUTO_MAX_SMEM,
                 "gen on %s with %d level(s) of pieces: 2 levels taken %d, %zu B of shared "
                 "memory per block", cls[k], levels, two, smem);
@@ -979,8 +982,9 @@ static void check_gen_scaled(se_test_state *st) {
  * copies (the copy's barrier 4), N * 8 B beside the plan's shared memory still within a quarter
  * of sm_90's 228 KiB per multiprocessor less 1 KiB per block (medium-low's plan runs 4 blocks per
  * multiprocessor); with 2 (global memory) a table the loads read in place (no copy, not const);
- * every load "sl[k]" within its table (k < N), and the sources compile for sm_90. That the
- * entries are the right values, the host runs check against the CPU path. */
+ * every load "sl[k]" within its table (k < N), and the sources compile for sm_90; by default a
+ * table in shared memory for big-low and none for medium-low. That the entries are the right
+ * values, the host runs check against the CPU path. */
 static void check_gen_literals(se_test_state *st) {
   se_error err = {0};
   se_neuron_model m;
@@ -1023,6 +1027,24 @@ static void check_gen_literals(se_test_state *st) {
   }
   se_neurons_destroy(e);
   se_neuron_model_free(&m);
+  /* the default (-1): medium-low's 305 rows take their literals as immediates, big-low's 695
+   * from a table in shared memory (above SE_GEN_LITERAL_ROWS = 512 rows) */
+  static const char *const cls[2] = {"medium-low", "big-low"};
+  for (int k = 0; k < 2; k++) {
+    e = clamped_engine(&m, cls[k]);
+    se_gen_options go = se_gen_options_from_env();
+    go.literals = -1;
+    char *src = NULL;
+    se_test_ok(se_neurons_gen_source(e, &go, &src, &err), &err, "se_neurons_gen_source");
+    const int shared = src && strstr(src, "__device__ const double se_gen_lit_0[") != NULL,
+              any = src && strstr(src, "se_gen_lit_0[") != NULL;
+    SE_EXPECT(st, any == (k == 1) && shared == (k == 1),
+              "gen's default literals on %s: a table %d, in shared memory %d", cls[k], any,
+              shared);
+    free(src);
+    se_neurons_destroy(e);
+    se_neuron_model_free(&m);
+  }
 }
 
 #ifdef SIMENGINE_HAVE_CUDA
@@ -1307,12 +1329,14 @@ int main(void) {
                  NULL);
     run_gen_host(&st, &big, 32, "big-low alone, rows not scaled", &warp_kernels, NULL);
     unsetenv("SE_GEN_SCALED");
-    /* the literals from a table in shared memory (SE_GEN_LITERALS=1): the same limits against
-     * the CPU path */
+    /* the literals from a table in shared memory for every warps' kernel above 128 rows
+     * (SE_GEN_LITERALS=1; by default only above 512 rows), as immediates (0), then from a table
+     * in global memory (2): the same limits against the CPU path */
     setenv("SE_GEN_LITERALS", "1", 1);
     run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, literals in shared memory",
                  &warp_kernels, NULL);
-    run_gen_host(&st, &big, 32, "big-low alone, literals in shared memory", &warp_kernels, NULL);
+    setenv("SE_GEN_LITERALS", "0", 1);
+    run_gen_host(&st, &big, 32, "big-low alone, literals as immediates", &warp_kernels, NULL);
     setenv("SE_GEN_LITERALS", "2", 1); /* read in place from global memory */
     run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, literals from global memory",
                  &warp_kernels, NULL);
@@ -1434,6 +1458,8 @@ int main(void) {
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
     unsetenv("SE_GEN_HH_FOLD");
     setenv("SE_GEN_LITERALS", "1", 1); /* the literals from tables in shared memory */
+    run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
+    setenv("SE_GEN_LITERALS", "0", 1); /* as immediates (the big kernels' default is 1) */
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
     setenv("SE_GEN_LITERALS", "2", 1); /* from tables in global memory */
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
