@@ -1,11 +1,13 @@
 #!/bin/bash
 # Prepared in session 20 for the next session's first device call, on an H200 if one comes
-# (sessions 19 and 20 had only H100s): builds everything; gen on the six classes and the six
-# together at 256 000 cells with today's defaults (session 20: the literal table in shared memory
-# above 512 rows), then with session 19's (SE_GEN_LITERALS=0) and session 17's (also the scaled
-# rows, FMA and the fold off, row weight 5) on the same card; then e2e_gpu with today's defaults.
-# About 8 minutes. From the repository root on the device (run tool, carry .devkit):
-# bash docs/bench/s21_first.sh
+# (sessions 19 and 20 had only H100s; about 8 minutes): builds everything; gen on the six classes
+# and the six together at 256 000 cells with today's defaults (session 20: the literal table in
+# shared memory above 512 rows), then with session 19's (SE_GEN_LITERALS=0) and session 17's
+# (also the scaled rows, FMA and the fold off, row weight 5) on the same card; medium-low, the
+# class nearest 1.5x on the H200, with the literal table and with prefetches 12 rows ahead, A B C
+# C B A; then Nsight Compute's stall breakdown of medium-low's and big-low's step kernels.
+# engine_stream's GPU part (session 20) ran today's kernels: both tables, all modes.
+# From the repository root on the device (run tool, carry .devkit): bash docs/bench/s21_first.sh
 source .devkit/env.sh
 tools/device/build.sh > $OUT/build.txt 2>&1 || { tail -30 $OUT/build.txt; exit 1; }
 echo "built at ${SECONDS}s"
@@ -18,8 +20,23 @@ for f in s21_defaults s21_defaults_s19 s21_defaults_s17; do
   echo "== $f"; grep -E "copy|cuda gen|rror" $OUT/$f.txt
 done
 echo "six done at ${SECONDS}s"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-(cd build-dev && timeout $((590 - SECONDS)) ctest -R e2e_gpu -V) > $OUT/e2e_gpu.txt 2>&1
-echo "e2e_gpu rc $? at ${SECONDS}s"
-grep -E "gen|Passed|Failed|FAIL" $OUT/e2e_gpu.txt | tail -20
+S=$OUT/s21_medium_low.txt
+one medium-low
+one medium-low SE_GEN_LITERALS=1
+one medium-low SE_GEN_PREFETCH=12
+one medium-low SE_GEN_PREFETCH=12
+one medium-low SE_GEN_LITERALS=1
+one medium-low
+grep -E "^==|cuda gen|rror" $S | sed 's/ (at [0-9]*s)//'
+echo "medium-low done at ${SECONDS}s"
+for c in medium-low big-low; do
+  timeout 100 ncu --clock-control none --kernel-name regex:se_gen_step --launch-skip 2 \
+    --launch-count 1 --section WarpStateStats --section SchedulerStats --section Occupancy \
+    --section MemoryWorkloadAnalysis --section SpeedOfLight --section LaunchStats \
+    build-dev/src/simengine-bench step --classes $c --neurons 256000 --steps 4 --cpu 0 \
+    --mixed 0 --huge-swc "" --only gen > $OUT/s21_ncu_$c.txt 2>&1
+  echo "$c: rc $? at ${SECONDS}s"
+  grep -E "Stall|Warp Cycles|Eligible|Issued Warp|Achieved Occupancy|Registers|DRAM Throughput|rror" \
+    $OUT/s21_ncu_$c.txt | head -24
+done
 echo "end at ${SECONDS}s"
