@@ -23,6 +23,9 @@
 extern const char se_embedded_hh_h[];
 extern const char se_embedded_neurons_math_h[];
 
+/* sm_90's shared memory per multiprocessor (228 KiB): se_gen_options.sm_smem without a device */
+#define SE_GEN_SM_SMEM ((size_t)233472)
+
 se_gen_options se_gen_options_from_env(void) {
   se_gen_options o;
   o.register_rows = (int)se_env_long("SE_GEN_REG_ROWS", -1);
@@ -43,6 +46,7 @@ se_gen_options se_gen_options_from_env(void) {
   o.warp_levels = (int)se_env_long("SE_GEN_WARP_LEVELS", -1);
   o.contract = se_env_long("SE_GEN_FMAD", 1) != 0;
   o.literals = (int)se_env_long("SE_GEN_LITERALS", -1);
+  o.sm_smem = SE_GEN_SM_SMEM;
   if (o.register_rows < -1)
     o.register_rows = -1;
   if (o.window < 0)
@@ -137,7 +141,8 @@ int se_neurons_gen_auto(const struct se_neurons *e) {
   int count = 0, ok = se_neurons_gen_applicable(e, why, sizeof why);
   int32_t *list = ok ? morphology_list(e, &count) : NULL;
   ok = list && count <= SE_GEN_AUTO_MAX_MORPHOLOGIES;
-  const se_gen_options opt = se_gen_options_from_env();
+  se_gen_options opt = se_gen_options_from_env();
+  opt.literals = 0; /* the plans' shared memory: a literal table's room follows the device's */
   for (int k = 0; ok && k < count; k++)
     ok = se_neurons_gen_smem(e, list[k], &opt) <= SE_GEN_AUTO_MAX_SMEM;
   free(list);
@@ -467,8 +472,6 @@ done:
   return slots;
 }
 
-/* sm_90's shared memory per multiprocessor (228 KiB), which the literal tables keep within */
-#define SE_GEN_SM_SMEM ((size_t)233472)
 /* The rule's prefetch distance in rows (se_gen_options). */
 #define SE_GEN_PREFETCH_ROWS 8
 /* The weight of a row that divides in the rule's partition above 512 rows (docs/gpu.md "Session
@@ -661,26 +664,26 @@ static int literal_mode(const gen_plan *plan, const se_gen_options *opt) {
 }
 
 /* The blocks per multiprocessor a kernel with a literal table in shared memory is built for:
- * the plan's min_blocks, else as many as its shared memory allows within sm_90's SE_GEN_SM_SMEM
+ * the plan's min_blocks, else as many as its shared memory allows within opt's sm_smem
  * (1 KiB of it reserved per block) and its threads at 128 registers each allow (the register
  * file's 64 Ki). */
 static int literal_blocks(const gen_plan *plan, const se_gen_options *opt) {
   if (plan->min_blocks > 0)
     return plan->min_blocks;
-  const size_t by_smem = SE_GEN_SM_SMEM / (plan_smem(plan, opt) + 1024),
+  const size_t by_smem = opt->sm_smem / (plan_smem(plan, opt) + 1024),
                by_registers = 65536 / (128 * 32 * (size_t)plan->warps);
   const size_t blocks = by_smem < by_registers ? by_smem : by_registers;
   return blocks > 0 ? (int)blocks : 1;
 }
 
 /* The entries of the plan's literal table in shared memory (se_gen_options.literals 1; else 0):
- * what the kernel's literal_blocks blocks per multiprocessor leave of SE_GEN_SM_SMEM beside the
+ * what the kernel's literal_blocks blocks per multiprocessor leave of opt's sm_smem beside the
  * plan's shared memory. Reserved whole, whatever the table uses: the blocks stay the same. */
 static int literal_entries(const gen_plan *plan, const se_gen_options *opt) {
   if (literal_mode(plan, opt) != 1)
     return 0;
   const size_t smem = plan_smem(plan, opt) + 1024,
-               share = SE_GEN_SM_SMEM / (size_t)literal_blocks(plan, opt);
+               share = opt->sm_smem / (size_t)literal_blocks(plan, opt);
   return share > smem ? (int)((share - smem) / sizeof(double)) : 0;
 }
 
@@ -1842,12 +1845,15 @@ int se_neurons_gen_attach(const struct se_neurons *e, int device, const int64_t 
   if (!se_neurons_gen_applicable(e, why, sizeof why))
     SE_FAIL(err, SE_ERR_ARG, "the gen kernel cannot step this population: %s (--gpu-kernel coop "
             "or auto can)", why);
-  const se_gen_options opt = se_gen_options_from_env();
-  int major = 0, minor = 0, smem_max = 0;
+  se_gen_options opt = se_gen_options_from_env();
+  int major = 0, minor = 0, smem_max = 0, sm_smem = 0;
   SE_CUDA_CHECK(err, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   SE_CUDA_CHECK(err, cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
   SE_CUDA_CHECK(err, cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin,
                                             device));
+  SE_CUDA_CHECK(err, cudaDeviceGetAttribute(&sm_smem,
+                                            cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+  opt.sm_smem = (size_t)sm_smem; /* the literal tables' room: this device's */
   /* one kernel per morphology with cells, written from fused2's tables, which also go to the
    * device: the deferred gate update at the end (stream_finish) reads them */
   int count = 0;

@@ -127,11 +127,15 @@ typedef struct se_gen_step {
  * above 512 rows, else 0, measured in docs/gpu.md "Session 20": the table in shared memory made
  * big-low 8% faster and medium-high 3% slower, the one in global memory every class slower); and
  * a launch choice, streams: several
- * morphologies' kernels on a stream each, concurrently (SE_GEN_STREAMS, default 1). */
+ * morphologies' kernels on a stream each, concurrently (SE_GEN_STREAMS, default 1). sm_smem: the
+ * shared memory per multiprocessor that a table in shared memory leaves room within (sm_90's 228
+ * KiB by default, for sources written without a device; se_neurons_gen_attach takes the
+ * device's). */
 typedef struct se_gen_options {
   int register_rows, window, contract, hh_chunk, hh_split, warps, warp_cut, warp_min_blocks,
       warp_hh, warp_reg_rows, warp_levels, streams, prefetch, prefetch_level, warp_cost, hh_fold,
       scaled, literals;
+  size_t sm_smem;
 } se_gen_options;
 
 /* The options from the environment (defaults above). */
@@ -140,12 +144,14 @@ se_gen_options se_gen_options_from_env(void);
 /* Shared memory per block that the kernel of e's morphology m needs under opt: a thread per cell,
  * the y of the rows not in registers and (unless split) b and dg of each hh row; with warps, 3
  * values per piece root outside warp 0 (with warp_hh b and dg of each hh row, with warp_reg_rows
- * the y of the rows beyond them), per cell; with literals 1 then the entries its literal table
- * may take (reserved whole). SIZE_MAX when out of memory. Not collective. */
+ * the y of the rows beyond them), per cell; with a literal table in shared memory then the
+ * entries the table may take within opt's sm_smem (reserved whole). SIZE_MAX when out of memory.
+ * Not collective. */
 size_t se_neurons_gen_smem(const struct se_neurons *e, int32_t m, const se_gen_options *opt);
 
 /* The auto choice takes gen only where each morphology's kernel needs at most this much shared
- * memory per block (every GPU from sm_70 offers it; the six classes need at most 57 KiB), and
+ * memory per block before its literal table, whose room follows the device's (every GPU from
+ * sm_70 offers it; the six classes need at most 95.5 KiB, the big ones' warp kernels), and
  * for at most SE_GEN_AUTO_MAX_MORPHOLOGIES morphologies (NVRTC takes 0.5-5 s for each, once per
  * machine with the cache; six measured 2.8x faster than coop, docs/gpu.md "gen"). */
 #define SE_GEN_AUTO_MAX_SMEM (96 * 1024)
@@ -174,7 +180,8 @@ int se_neurons_gen_split(const struct se_neurons *e, int32_t m, const se_gen_opt
 int se_neurons_gen_warps(const struct se_neurons *e, int32_t m, const se_gen_options *opt);
 
 /* 1 when the auto choice may take gen for e: applicable, at most SE_GEN_AUTO_MAX_MORPHOLOGIES
- * morphologies, each kernel within SE_GEN_AUTO_MAX_SMEM. Not collective. */
+ * morphologies, each kernel within SE_GEN_AUTO_MAX_SMEM before its literal table. Not
+ * collective. */
 int se_neurons_gen_auto(const struct se_neurons *e);
 
 /* 1 when e's cells all share one morphology. Not collective. */

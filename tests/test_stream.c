@@ -1041,6 +1041,20 @@ static void check_gen_literals(se_test_state *st) {
     SE_EXPECT(st, any == (k == 1) && shared == (k == 1),
               "gen's default literals on %s: a table %d, in shared memory %d", cls[k], any,
               shared);
+    if (k == 1) {
+      /* the table's room follows the shared memory per multiprocessor (the device's at attach):
+       * big-low's 8 warps run 2 blocks per multiprocessor, so sm_90's 228 KiB leave room beside
+       * the plan's shared memory and sm_80's 164 KiB none (no table, the plan's alone) */
+      se_gen_options plain = go, sm80 = go;
+      plain.literals = 0;
+      sm80.sm_smem = 167936;
+      const size_t smem = se_neurons_gen_smem(e, 0, &plain),
+                   kernel = se_neurons_gen_smem(e, 0, &go),
+                   kernel80 = se_neurons_gen_smem(e, 0, &sm80);
+      SE_EXPECT(st, kernel > smem && kernel + 1024 <= go.sm_smem / 2 && kernel80 == smem,
+                "gen's default literal table on big-low: %zu B per block with sm_90's shared "
+                "memory, %zu B with sm_80's, the plan's %zu B", kernel, kernel80, smem);
+    }
     free(src);
     se_neurons_destroy(e);
     se_neuron_model_free(&m);
