@@ -36,7 +36,7 @@ for c in medium-low big-low; do
     build-dev/src/simengine-bench step --classes $c --neurons 256000 --steps 4 --cpu 0 \
     --mixed 0 --huge-swc "" --only gen > $OUT/s21_ncu_$c.txt 2>&1
   echo "$c: rc $? at ${SECONDS}s"
-  grep -E "Stall|Warp Cycles|Eligible|Issued Warp|Achieved Occupancy|Registers|DRAM Throughput|rror" \
-    $OUT/s21_ncu_$c.txt | head -24
+  grep -E "Stall|Warp Cycles|Eligible|Issued Warp|Achieved Occupancy|Registers|DRAM Throughput|Hit Rate|rror" \
+    $OUT/s21_ncu_$c.txt | head -26
 done
 echo "end at ${SECONDS}s"
