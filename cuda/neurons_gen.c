@@ -47,6 +47,7 @@ se_gen_options se_gen_options_from_env(void) {
   o.contract = se_env_long("SE_GEN_FMAD", 1) != 0;
   o.literals = (int)se_env_long("SE_GEN_LITERALS", -1);
   o.sm_smem = SE_GEN_SM_SMEM;
+  o.carveout = (int)se_env_long("SE_GEN_CARVEOUT", -1);
   if (o.register_rows < -1)
     o.register_rows = -1;
   if (o.window < 0)
@@ -69,6 +70,8 @@ se_gen_options se_gen_options_from_env(void) {
     o.warp_levels = -1;
   if (o.literals < -1 || o.literals > 2)
     o.literals = -1;
+  if (o.carveout < -1 || o.carveout > 100)
+    o.carveout = -1;
   if (o.warps < -1)
     o.warps = -1;
   if (o.warps > SE_GEN_MAX_WARPS)
@@ -1804,6 +1807,20 @@ static int load_kernels(const struct se_neurons *e, const se_stream_tables *tab,
     SE_CUDA_CHECK(err, cudaKernelSetAttributeForDevice(
                            g->k[k].kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            (int)g->k[k].smem, device));
+    if (opt->carveout >= 0)
+      SE_CUDA_CHECK(err, cudaKernelSetAttributeForDevice(
+                             g->k[k].kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                             opt->carveout, device));
+    if (getenv("SE_GEN_VERBOSE")) { /* the occupancy calculator's resident blocks */
+      int blocks = 0;
+      SE_CUDA_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                             &blocks, (const void *)g->k[k].kernel, 32 * g->k[k].warps,
+                             g->k[k].smem));
+      fprintf(stderr, "gen: morphology %d's step kernel: %d blocks per multiprocessor (the "
+              "occupancy calculator's)%s\n",
+              (int)g->k[k].morphology, blocks,
+              opt->carveout >= 0 ? ", shared-memory carveout preferred" : "");
+    }
     g->k[k].currents = NULL;
     if (g->k[k].n_hh > 0) {
       snprintf(name, sizeof name, "se_gen_currents_%d", (int)g->k[k].morphology);

@@ -126,15 +126,18 @@ typedef struct se_gen_step {
  * in place from global memory (through L1); 0, immediates (SE_GEN_LITERALS; default -1: 1
  * above 512 rows, else 0, measured in docs/gpu.md "Session 20": the table in shared memory made
  * big-low 8% faster and medium-high 3% slower, the one in global memory every class slower); and
- * a launch choice, streams: several
- * morphologies' kernels on a stream each, concurrently (SE_GEN_STREAMS, default 1). sm_smem: the
+ * launch choices, streams: several
+ * morphologies' kernels on a stream each, concurrently (SE_GEN_STREAMS, default 1), carveout: the
+ * step kernels' preferred shared-memory carveout in percent of the most a multiprocessor offers,
+ * so that fewer blocks leave the L1 cache more (SE_GEN_CARVEOUT, 0 to 100; default -1, not set:
+ * the driver's choice, as many blocks as fit; session 20, not yet measured). sm_smem: the
  * shared memory per multiprocessor that a table in shared memory leaves room within (sm_90's 228
  * KiB by default, for sources written without a device; se_neurons_gen_attach takes the
  * device's). */
 typedef struct se_gen_options {
   int register_rows, window, contract, hh_chunk, hh_split, warps, warp_cut, warp_min_blocks,
       warp_hh, warp_reg_rows, warp_levels, streams, prefetch, prefetch_level, warp_cost, hh_fold,
-      scaled, literals;
+      scaled, literals, carveout;
   size_t sm_smem;
 } se_gen_options;
 

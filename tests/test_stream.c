@@ -1481,6 +1481,9 @@ int main(void) {
     setenv("SE_GEN_STREAMS", "0", 1); /* the 8 morphologies' kernels on the step's stream */
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
     unsetenv("SE_GEN_STREAMS");
+    setenv("SE_GEN_CARVEOUT", "80", 1); /* a preferred carveout: fewer blocks, more L1 */
+    run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
+    unsetenv("SE_GEN_CARVEOUT");
     setenv("SE_GEN_REG_ROWS", "100000", 1);
     setenv("SE_GEN_WINDOW", "3", 1);
     setenv("SE_GEN_FMAD", "0", 1); /* no FMA contraction (the default since session 19) */
