@@ -60,7 +60,7 @@ se_gen_options se_gen_options_from_env(void) {
     o.hh_chunk = 0;
   if (o.warp_min_blocks < -1 || o.warp_min_blocks > 32)
     o.warp_min_blocks = -1;
-  if (o.warp_hh < -1 || o.warp_hh > 1)
+  if (o.warp_hh < -1 || o.warp_hh > 2)
     o.warp_hh = 1;
   if (o.warp_cut < -1 || o.warp_cut > 1)
     o.warp_cut = 1;
@@ -237,10 +237,10 @@ static int split_rule(const se_gen_options *opt, int n_hh, int n_clamp) {
  * synthetic "low" classes have 13-20, the "high" ones 4-5). */
 #define SE_GEN_LONG_SECTIONS 8
 
-/* 1 when a warp kernel of n rows, n_hh of them hh, computes its hh rows itself (opt's warp_hh;
- * by default up to 128 rows, measured) rather than splitting them off. */
+/* 1 when a warp kernel of n rows, n_hh of them hh, computes its hh rows itself (opt's warp_hh 1
+ * or 2; by default up to 128 rows, measured) rather than splitting them off. */
 static int hh_in_block_rule(const se_gen_options *opt, int n, int n_hh) {
-  return n_hh > 0 && (opt->warp_hh == 1 || (opt->warp_hh == -1 && n <= 128));
+  return n_hh > 0 && (opt->warp_hh >= 1 || (opt->warp_hh == -1 && n <= 128));
 }
 
 /* The warps per block of a morphology of n rows, n_hh hh rows, n_clamp clamped rows under opt.
@@ -490,6 +490,7 @@ typedef struct gen_plan {
   int n, n_hh, n_clamp;
   int split;  /* the hh rows in a kernel of their own */
   int hh_in_block; /* with warps and warp_hh: the hh rows computed by the kernel's warps first */
+  int hh_global;   /* with hh_in_block and warp_hh 2: their b and dg through rhs and diag */
   int warps;  /* warps per block: 1 (a thread per cell), else a warp per subtree */
   int min_blocks; /* with warps: __launch_bounds__'s blocks per multiprocessor (0: none) */
   int cut;        /* with warps: warp_partition's cut */
@@ -530,6 +531,7 @@ static void plan_rules(const struct se_neurons *e, int32_t m, const se_gen_optio
                              : p->n > 512           ? SE_GEN_COST_ROWS
                                                     : 0;
   p->hh_in_block = p->warps > 1 && hh_in_block_rule(opt, p->n, p->n_hh);
+  p->hh_global = p->hh_in_block && opt->warp_hh == 2;
   p->min_blocks = opt->warp_min_blocks >= 0        ? opt->warp_min_blocks
                   : p->warps > 4 && p->warps <= 8 ? 2
                                                   : 0;
@@ -561,7 +563,8 @@ static void plan_free(gen_plan *p) {
  * split, b and dg of each hh row (of a chunk). */
 static size_t plan_smem(const gen_plan *p, const se_gen_options *opt) {
   if (p->warps > 1)
-    return (size_t)(3 * p->slots + (p->hh_in_block ? 2 * p->n_hh : 0) + p->smem_rows) * 32 *
+    return (size_t)(3 * p->slots + (p->hh_in_block && !p->hh_global ? 2 * p->n_hh : 0) +
+                    p->smem_rows) * 32 *
            sizeof(double);
   const int held = p->split                                        ? 0
                    : opt->hh_chunk > 0 && opt->hh_chunk < p->n_hh ? opt->hh_chunk
@@ -1226,7 +1229,7 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
         clamp_index[e->stim_comp[k]] < 0)
       clamp_index[e->stim_comp[k]] = n_clamp++;
   const int split = plan->split, warps = plan->warps, in_registers = register_rows(n, opt);
-  const int fold = split && opt->hh_fold;
+  const int fold = (split || plan->hh_global) && opt->hh_fold;
   for (int k = 0; k < n; k++) {
     const int i = order[k];
     home[i].reg = warps > 1 || k >= n - in_registers;
@@ -1253,7 +1256,8 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
    * (se_neurons_gen_smem); with warps per cell of a block (plan_smem), after the pieces' y, f and
    * parent x, the hh rows' b and dg (hh_in_block), then the y slots */
   const int hh_slot = slots, warp_hh_base = 3 * plan->slots * 32,
-            warp_y_base = warp_hh_base + (plan->hh_in_block ? 2 * n_hh * 32 : 0);
+            warp_y_base =
+                warp_hh_base + (plan->hh_in_block && !plan->hh_global ? 2 * n_hh * 32 : 0);
 
   /* with warps, the plan's blocks per multiprocessor for ptxas's register budget */
   char min_blocks[16] = "";
@@ -1392,7 +1396,24 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
       put(&t, " R[(long long)r * %lld] += a;\n  }\n", (long long)W);
     }
   }
-  if (warps > 1 && plan->hh_in_block) {
+  if (warps > 1 && plan->hh_global) {
+    /* the hh rows first, row j by warp j % warps for the block's 32 cells (the deferred gate
+     * update with them), b (with fold its a v + c + b) and dg to the rhs and diag slots, as the
+     * currents kernel writes them; barrier 3 */
+    put(&t,
+        "  for (int j = w; j < %d; j += %d) { // hh rows: currents, deferred gate update\n"
+        "    const se_gen_hh_row r = se_gen_hh_%d[j];\n"
+        "    double b, dg;\n"
+        "    se_gen_hh(r, V, gm, gh, gn, s0, update, live, &b, &dg);\n",
+        n_hh, warps, (int)m);
+    if (fold)
+      put(&t,
+          "    const se_gen_fold f = se_gen_fold_%d[j];\n"
+          "    if (live) R[r.off] = f.on ? f.a * V[r.off] + f.c + b : b;\n", (int)m);
+    else
+      put(&t, "    if (live) R[r.off] = b;\n");
+    put(&t, "    if (live) D[r.off] = dg;\n  }\n  SE_GEN_BAR(3, %d);\n", 32 * warps);
+  } else if (warps > 1 && plan->hh_in_block) {
     /* the hh rows first, row j by warp j % warps for the block's 32 cells (the deferred gate
      * update with them), b and dg to shared memory after the pieces' slots; barrier 3 */
     put(&t, "  double *const sh = sr + %d;\n", warp_hh_base);
@@ -1404,7 +1425,7 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
     literal_pool pool = {.limit = literals == 1 ? literal_entries(plan, opt) : INT_MAX};
     t.pool = literals ? &pool : NULL;
     put_warps(&t, e, row, n, warps, plan->levels, order, first, kid, home, clamp_index, hh_index,
-              plan->hh_in_block, fold, in_order, opt, plan->prefetch, seq);
+              plan->hh_in_block && !plan->hh_global, fold, in_order, opt, plan->prefetch, seq);
     put(&t, "}\n");
     t.pool = NULL;
     if (pool.n > 0)

@@ -96,7 +96,9 @@ typedef struct se_gen_step {
  * else none, measured; 0: none), warp_hh: with warps, the hh rows
  * computed by the kernel's warps (row j by warp j % K) before the elimination, b and dg
  * in shared memory, instead of split off (SE_GEN_WARP_HH, default -1: up to 128 rows, measured;
- * 0 never, 1 always), warp_reg_rows: with warps, each warp keeps the y of only the last R rows
+ * 0 never, 1 always; 2 always with b and dg, with hh_fold b as a v + c + b, through the rows'
+ * rhs and diag slots as the currents kernel writes them, so no currents kernel and no shared
+ * memory for them: session 20, not yet measured), warp_reg_rows: with warps, each warp keeps the y of only the last R rows
  * it eliminates (warp 0's trunk included) in registers, the earlier ones in shared memory
  * (SE_GEN_WARP_REG_ROWS=R, default -1: all up to 128 rows, 32 for long sections up to 512
  * rows, else 48, raised by 16 until the kernel fits in SE_GEN_AUTO_MAX_SMEM; measured, docs/gpu.md

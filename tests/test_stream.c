@@ -1294,7 +1294,17 @@ int main(void) {
     SE_EXPECT(&st, hh_split == 0 && warp_kernels == N_MORPH,
               "hh rows in the warps: %d currents kernels, %d warp kernels", hh_split,
               warp_kernels);
+    /* the same with b and dg through the rhs and diag slots instead of shared memory (2) */
+    setenv("SE_GEN_WARP_HH", "2", 1);
+    const int hh_split2 = run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, 3 warps each, "
+                                       "hh rows in the warps through rhs", &warp_kernels, NULL);
+    SE_EXPECT(&st, hh_split2 == 0 && warp_kernels == N_MORPH,
+              "hh rows in the warps through rhs: %d currents kernels, %d warp kernels", hh_split2,
+              warp_kernels);
     unsetenv("SE_GEN_WARPS");
+    run_gen_host(&st, &soma1, 32, "medium-high alone, 4 warps, hh rows in the warps through rhs",
+                 &warp_kernels, NULL);
+    setenv("SE_GEN_WARP_HH", "1", 1);
     run_gen_host(&st, &soma1, 32, "medium-high alone, 4 warps, hh rows in the warps",
                  &warp_kernels, NULL);
     unsetenv("SE_GEN_WARP_HH");
@@ -1443,6 +1453,8 @@ int main(void) {
     setenv("SE_GEN_WARP_HH", "1", 1); /* the hh rows computed by the warps */
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 8, NULL, NULL, NULL, NULL);
     run_gen(&st, &soma1, 32);
+    setenv("SE_GEN_WARP_HH", "2", 1); /* their b and dg through rhs and diag */
+    run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
     unsetenv("SE_GEN_WARP_HH");
     setenv("SE_GEN_WARP_REG_ROWS", "24", 1); /* y in registers for 24 rows per warp */
     run_gpu(&st, &m, SE_GPU_KERNEL_GEN, 32, NULL, NULL, NULL, NULL);
