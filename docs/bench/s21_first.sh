@@ -34,8 +34,8 @@ one medium-low SE_GEN_WARP_HH=2
 one medium-low SE_GEN_CARVEOUT=80
 one medium-low SE_GEN_LITERALS=1
 one medium-low
-one medium-high,big-low,big-high SE_GEN_WARP_HH=2
-one medium-high,big-low,big-high
+one small-low,small-high,medium-high,big-low,big-high SE_GEN_WARP_HH=2
+one small-low,small-high,medium-high,big-low,big-high
 grep -E "^==|cuda gen|blocks per|rror" $S | sed 's/ (at [0-9]*s)//'
 echo "medium-low done at ${SECONDS}s"
 for c in medium-low big-low; do # within the call's 600 s: each as long as is left, at most 100 s
