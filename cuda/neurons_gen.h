@@ -98,8 +98,8 @@ typedef struct se_gen_step {
  * in shared memory, instead of split off (SE_GEN_WARP_HH, default -1: up to 128 rows, measured;
  * 0 never, 1 always; 2 always with b and dg, with hh_fold b as a v + c + b, through the rows'
  * rhs and diag slots as the currents kernel writes them, so no currents kernel and no shared
- * memory for them: session 20, not yet measured), warp_reg_rows: with warps, each warp keeps the y of only the last R rows
- * it eliminates (warp 0's trunk included) in registers, the earlier ones in shared memory
+ * memory for them: session 20, not yet measured), warp_reg_rows: with warps, each warp keeps
+ * the y of only the last R rows it eliminates (warp 0's trunk included) in registers, the earlier ones in shared memory
  * (SE_GEN_WARP_REG_ROWS=R, default -1: all up to 128 rows, 32 for long sections up to 512
  * rows, else 48, raised by 16 until the kernel fits in SE_GEN_AUTO_MAX_SMEM; measured, docs/gpu.md
  * "Session 15"; a value at least the rows keeps every y in registers), warp_levels: with
@@ -107,8 +107,9 @@ typedef struct se_gen_step {
  * after a barrier, only what is left warp 0's) where that saves more than SE_GEN_LEVEL_ROWS rows
  * on a block's critical path (SE_GEN_WARP_LEVELS, default -1: 2 where the two-level kernel
  * compiles with at most SE_GEN_LEVEL_LOCAL bytes of local memory per thread, else 1,
- * se_neurons_gen_attach; measured, docs/gpu.md "Session 16" and "Session 17"; 1 or 2 forces it), prefetch: with warps, each warp prefetches the loads of the row it
- * eliminates prefetch rows later (v, and rhs and diag of split-off hh rows) into the L1 cache,
+ * se_neurons_gen_attach; measured, docs/gpu.md "Session 16" and "Session 17"; 1 or 2 forces
+ * it), prefetch: with warps, each warp prefetches the loads of the row it eliminates prefetch
+ * rows later (v, and rhs and diag of split-off hh rows) into the L1 cache,
  * or with prefetch_level 2 into L2 (SE_GEN_PREFETCH, default -1: 8 for long sections of 129 to
  * 512 rows, else none, measured in docs/gpu.md "Session 16"; 0 none; SE_GEN_PREFETCH_LEVEL,
  * default 1), warp_cost: the partition weighs the rows, a row with an hh row in its subtree (a
