@@ -102,8 +102,8 @@ typedef struct se_gen_step {
  * the y of only the last R rows it eliminates (warp 0's trunk included) in registers, the
  * earlier ones in shared memory (SE_GEN_WARP_REG_ROWS=R, default -1: all up to 128 rows, 32
  * for long sections up to 512 rows, else 48, raised by 16 until the kernel fits in
- * SE_GEN_AUTO_MAX_SMEM; measured, docs/gpu.md "Session 15"; a value at least the rows keeps every y in registers), warp_levels: with
- * warps and cut 1, 2 lets the partition deal the trunk in pieces again (a second level of pieces
+ * SE_GEN_AUTO_MAX_SMEM; measured, docs/gpu.md "Session 15"; a value at least the rows keeps
+ * every y in registers), warp_levels: with warps and cut 1, 2 lets the partition deal the trunk in pieces again (a second level of pieces
  * after a barrier, only what is left warp 0's) where that saves more than SE_GEN_LEVEL_ROWS rows
  * on a block's critical path (SE_GEN_WARP_LEVELS, default -1: 2 where the two-level kernel
  * compiles with at most SE_GEN_LEVEL_LOCAL bytes of local memory per thread, else 1,
