@@ -70,73 +70,68 @@ typedef struct se_gen_step {
   cudaEvent_t fork, *joined;
 } se_gen_step;
 
-/* The generator's choices (environment knobs for experiments): register_rows rows eliminated
- * last keep y in registers (SE_GEN_REG_ROWS; default -1: 64 of up to 128 rows, 128 of up to 400,
- * else all, as measured best), hh_chunk: the hh rows computed hh_chunk at a time, each chunk
- * just before its first row is eliminated, their b and dg in 2 hh_chunk shared-memory slots
- * (SE_GEN_HH_CHUNK; default 0: all of them before the elimination), hh_split: the hh rows in a
- * kernel of their own before the step, one thread per cell and hh row, their b and dg through
- * the rhs and diag slots (SE_GEN_HH_SPLIT, default 1; only for morphologies whose clamp
- * currents stay in registers, se_neurons_gen_split), hh_fold: with the split, the currents
- * kernel writes a v + c + b (the row's whole right-hand side, in the step kernel's order of
- * operations) instead of b for every hh row but the root and the clamped ones, so the step
- * kernel does not load their v (SE_GEN_HH_FOLD, default 1 since session 19: 8 B per such row
- * and step, about 3% of medium-low's byte floor; measured with scaled and contract), scaled: each
- * passive row with a constant d' (no hh row below it) and no clamp takes 1 / d' into its
- * literals, y = (a / d') v + c / d' + sum (g_c / d') y_c, one multiplication and one literal
- * (two uniform moves in SASS) fewer per row (SE_GEN_SCALED, default 1 since session 19,
- * measured in docs/gpu.md "Session 19"), warps: a warp per subtree and K warps per
- * block of 32 cells (SE_GEN_WARPS; default -1, the rule measured best on the six classes
- * (docs/gpu.md "Session 14" and "Session 15"): 4 up to 512 rows, else 8; 0 or 1: a thread per
- * cell; se_neurons_gen_warps), warp_cut: the warps' partition, 1 the threshold that makes the
- * trunk plus the most piece rows of a warp fewest, 0 the threshold n / K with warp 0 starting
- * with the trunk (SE_GEN_WARP_CUT, default -1: 0 up to 128 rows, else 1, measured),
- * warp_min_blocks: with warps, the blocks per multiprocessor ptxas budgets registers for
- * (__launch_bounds__'s second value; SE_GEN_WARP_MIN_BLOCKS, default -1: 2 for 5 to 8 warps,
- * else none, measured; 0: none), warp_hh: with warps, the hh rows
- * computed by the kernel's warps (row j by warp j % K) before the elimination, b and dg
- * in shared memory, instead of split off (SE_GEN_WARP_HH, default -1: up to 128 rows, measured;
- * 0 never, 1 always; 2 always with b and dg, with hh_fold b as a v + c + b, through the rows'
- * rhs and diag slots as the currents kernel writes them, so no currents kernel and no shared
- * memory for them: session 20, not yet measured), warp_reg_rows: with warps, each warp keeps
- * the y of only the last R rows it eliminates (warp 0's trunk included) in registers, the
- * earlier ones in shared memory (SE_GEN_WARP_REG_ROWS=R, default -1: all up to 128 rows, 32
- * for long sections up to 512 rows, else 48, raised by 16 until the kernel fits in
- * SE_GEN_AUTO_MAX_SMEM; measured, docs/gpu.md "Session 15"; a value at least the rows keeps
- * every y in registers), warp_levels: with warps and cut 1, 2 lets the partition deal the trunk in pieces again (a second level of pieces
- * after a barrier, only what is left warp 0's) where that saves more than SE_GEN_LEVEL_ROWS rows
- * on a block's critical path (SE_GEN_WARP_LEVELS, default -1: 2 where the two-level kernel
- * compiles with at most SE_GEN_LEVEL_LOCAL bytes of local memory per thread, else 1,
- * se_neurons_gen_attach; measured, docs/gpu.md "Session 16" and "Session 17"; 1 or 2 forces
- * it), prefetch: with warps, each warp prefetches the loads of the row it eliminates prefetch
- * rows later (v, and rhs and diag of split-off hh rows) into the L1 cache,
- * or with prefetch_level 2 into L2 (SE_GEN_PREFETCH, default -1: 8 for long sections of 129 to
- * 512 rows, else none, measured in docs/gpu.md "Session 16"; 0 none; SE_GEN_PREFETCH_LEVEL,
- * default 1), warp_cost: the partition weighs the rows, a row with an hh row in its subtree (a
- * division per step: about 36 SASS instructions in its elimination against 13 for a passive row,
- * docs/gpu.md "Session 16" item 10) as warp_cost passive rows (SE_GEN_WARP_COST=W, 2 to 16;
- * default -1: 6 above 512 rows (5 until session 19), else rows, measured in docs/gpu.md
- * "Session 17" and "Session 19"; 0 rows), a
- * compiler
- * barrier every window rows keeps the loads from being hoisted into spills (SE_GEN_WINDOW,
- * default 8, 0 none), contract: FMA contraction (SE_GEN_FMAD, default 1 since session 19: 14% fewer
- * instructions in big-low's step kernel; 0 performs the CPU path's operations, docs/model.md,
- * which the scaled rows do not anyway), literals: the warps' kernels of more than 128 rows
- * load the rows' literal doubles from a table (each distinct value once) instead of writing
- * immediates, which sm_90's ptxas materialises with two uniform moves each: 1, a table that each
- * block copies into shared memory at its start (after the plan's shared memory, as many as the
- * kernel's blocks per multiprocessor leave room for; the rest stay immediates); 2, the table read
- * in place from global memory (through L1); 0, immediates (SE_GEN_LITERALS; default -1: 1
+/* The generator's choices (environment knobs for experiments): register_rows rows eliminated last
+ * keep y in registers (SE_GEN_REG_ROWS; default -1: 64 of up to 128 rows, 128 of up to 400, else
+ * all, as measured best), hh_chunk: the hh rows computed hh_chunk at a time, each chunk just before
+ * its first row is eliminated, their b and dg in 2 hh_chunk shared-memory slots (SE_GEN_HH_CHUNK;
+ * default 0: all of them before the elimination), hh_split: the hh rows in a kernel of their own
+ * before the step, one thread per cell and hh row, their b and dg through the rhs and diag slots
+ * (SE_GEN_HH_SPLIT, default 1; only for morphologies whose clamp currents stay in registers,
+ * se_neurons_gen_split), hh_fold: with the split, the currents kernel writes a v + c + b (the row's
+ * whole right-hand side, in the step kernel's order of operations) instead of b for every hh row
+ * but the root and the clamped ones, so the step kernel does not load their v (SE_GEN_HH_FOLD,
+ * default 1 since session 19: 8 B per such row and step, about 3% of medium-low's byte floor;
+ * measured with scaled and contract), scaled: each passive row with a constant d' (no hh row below
+ * it) and no clamp takes 1 / d' into its literals, y = (a / d') v + c / d' + sum (g_c / d') y_c,
+ * one multiplication and one literal (two uniform moves in SASS) fewer per row (SE_GEN_SCALED,
+ * default 1 since session 19, measured in docs/gpu.md "Session 19"), warps: a warp per subtree and
+ * K warps per block of 32 cells (SE_GEN_WARPS; default -1, the rule measured best on the six
+ * classes (docs/gpu.md "Session 14" and "Session 15"): 4 up to 512 rows, else 8; 0 or 1: a thread
+ * per cell; se_neurons_gen_warps), warp_cut: the warps' partition, 1 the threshold that makes the
+ * trunk plus the most piece rows of a warp fewest, 0 the threshold n / K with warp 0 starting with
+ * the trunk (SE_GEN_WARP_CUT, default -1: 0 up to 128 rows, else 1, measured), warp_min_blocks:
+ * with warps, the blocks per multiprocessor ptxas budgets registers for (__launch_bounds__'s second
+ * value; SE_GEN_WARP_MIN_BLOCKS, default -1: 2 for 5 to 8 warps, else none, measured; 0: none),
+ * warp_hh: with warps, the hh rows computed by the kernel's warps (row j by warp j % K) before the
+ * elimination, b and dg in shared memory, instead of split off (SE_GEN_WARP_HH, default -1: up to
+ * 128 rows, measured; 0 never, 1 always; 2 always with b and dg, with hh_fold b as a v + c + b,
+ * through the rows' rhs and diag slots as the currents kernel writes them, so no currents kernel
+ * and no shared memory for them: session 20, not yet measured), warp_reg_rows: with warps, each
+ * warp keeps the y of only the last R rows it eliminates (warp 0's trunk included) in registers,
+ * the earlier ones in shared memory (SE_GEN_WARP_REG_ROWS=R, default -1: all up to 128 rows, 32 for
+ * long sections up to 512 rows, else 48, raised by 16 until the kernel fits in
+ * SE_GEN_AUTO_MAX_SMEM; measured, docs/gpu.md "Session 15"; a value at least the rows keeps every y
+ * in registers), warp_levels: with warps and cut 1, 2 lets the partition deal the trunk in pieces
+ * again (a second level of pieces after a barrier, only what is left warp 0's) where that saves
+ * more than SE_GEN_LEVEL_ROWS rows on a block's critical path (SE_GEN_WARP_LEVELS, default -1: 2
+ * where the two-level kernel compiles with at most SE_GEN_LEVEL_LOCAL bytes of local memory per
+ * thread, else 1, se_neurons_gen_attach; measured, docs/gpu.md "Session 16" and "Session 17"; 1 or
+ * 2 forces it), prefetch: with warps, each warp prefetches the loads of the row it eliminates
+ * prefetch rows later (v, and rhs and diag of split-off hh rows) into the L1 cache, or with
+ * prefetch_level 2 into L2 (SE_GEN_PREFETCH, default -1: 8 for long sections of 129 to 512 rows,
+ * else none, measured in docs/gpu.md "Session 16"; 0 none; SE_GEN_PREFETCH_LEVEL, default 1),
+ * warp_cost: the partition weighs the rows, a row with an hh row in its subtree (a division per
+ * step: about 36 SASS instructions in its elimination against 13 for a passive row, docs/gpu.md
+ * "Session 16" item 10) as warp_cost passive rows (SE_GEN_WARP_COST=W, 2 to 16; default -1: 6 above
+ * 512 rows (5 until session 19), else rows, measured in docs/gpu.md "Session 17" and "Session 19";
+ * 0 rows), a compiler barrier every window rows keeps the loads from being hoisted into spills
+ * (SE_GEN_WINDOW, default 8, 0 none), contract: FMA contraction (SE_GEN_FMAD, default 1 since
+ * session 19: 14% fewer instructions in big-low's step kernel; 0 performs the CPU path's
+ * operations, docs/model.md, which the scaled rows do not anyway), literals: the warps' kernels of
+ * more than 128 rows load the rows' literal doubles from a table (each distinct value once) instead
+ * of writing immediates, which sm_90's ptxas materialises with two uniform moves each: 1, a table
+ * that each block copies into shared memory at its start (after the plan's shared memory, as many
+ * as the kernel's blocks per multiprocessor leave room for; the rest stay immediates); 2, the table
+ * read in place from global memory (through L1); 0, immediates (SE_GEN_LITERALS; default -1: 1
  * above 512 rows, else 0, measured in docs/gpu.md "Session 20": the table in shared memory made
  * big-low 8% faster and medium-high 3% slower, the one in global memory every class slower); and
- * launch choices, streams: several
- * morphologies' kernels on a stream each, concurrently (SE_GEN_STREAMS, default 1), carveout: the
- * step kernels' preferred shared-memory carveout in percent of the most a multiprocessor offers,
- * so that fewer blocks leave the L1 cache more (SE_GEN_CARVEOUT, 0 to 100; default -1, not set:
- * the driver's choice, as many blocks as fit; session 20, not yet measured). sm_smem: the
- * shared memory per multiprocessor that a table in shared memory leaves room within (sm_90's 228
- * KiB by default, for sources written without a device; se_neurons_gen_attach takes the
- * device's). */
+ * launch choices, streams: several morphologies' kernels on a stream each, concurrently
+ * (SE_GEN_STREAMS, default 1), carveout: the step kernels' preferred shared-memory carveout in
+ * percent of the most a multiprocessor offers, so that fewer blocks leave the L1 cache more
+ * (SE_GEN_CARVEOUT, 0 to 100; default -1, not set: the driver's choice, as many blocks as fit;
+ * session 20, not yet measured). sm_smem: the shared memory per multiprocessor that a table in
+ * shared memory leaves room within (sm_90's 228 KiB by default, for sources written without a
+ * device; se_neurons_gen_attach takes the device's). */
 typedef struct se_gen_options {
   int register_rows, window, contract, hh_chunk, hh_split, warps, warp_cut, warp_min_blocks,
       warp_hh, warp_reg_rows, warp_levels, streams, prefetch, prefetch_level, warp_cost, hh_fold,
