@@ -144,10 +144,9 @@ int se_neurons_gen_auto(const struct se_neurons *e) {
   int count = 0, ok = se_neurons_gen_applicable(e, why, sizeof why);
   int32_t *list = ok ? morphology_list(e, &count) : NULL;
   ok = list && count <= SE_GEN_AUTO_MAX_MORPHOLOGIES;
-  se_gen_options opt = se_gen_options_from_env();
-  opt.literals = 0; /* the plans' shared memory: a literal table's room follows the device's */
-  for (int k = 0; ok && k < count; k++)
-    ok = se_neurons_gen_smem(e, list[k], &opt) <= SE_GEN_AUTO_MAX_SMEM;
+  const se_gen_options opt = se_gen_options_from_env();
+  for (int k = 0; ok && k < count; k++) /* the plans' (a literal table's room follows the device) */
+    ok = se_neurons_gen_smem(e, list[k], &opt, NULL) <= SE_GEN_AUTO_MAX_SMEM;
   free(list);
   return ok;
 }
@@ -558,14 +557,18 @@ static void plan_free(gen_plan *p) {
   p->warp = p->piece = p->level = NULL;
 }
 
+/* The hh rows whose b and dg a warp kernel keeps in shared memory (hh_in_block without
+ * hh_global), else 0. */
+static int hh_shared_rows(const gen_plan *p) {
+  return p->hh_in_block && !p->hh_global ? p->n_hh : 0;
+}
+
 /* se_neurons_gen_smem from a plan: with warps the piece roots' y, f and parent's x (and b and dg
  * of each hh row computed in the block); else the y of the rows not in registers, and unless
  * split, b and dg of each hh row (of a chunk). */
 static size_t plan_smem(const gen_plan *p, const se_gen_options *opt) {
   if (p->warps > 1)
-    return (size_t)(3 * p->slots + (p->hh_in_block && !p->hh_global ? 2 * p->n_hh : 0) +
-                    p->smem_rows) * 32 *
-           sizeof(double);
+    return (size_t)(3 * p->slots + 2 * hh_shared_rows(p) + p->smem_rows) * 32 * sizeof(double);
   const int held = p->split                                        ? 0
                    : opt->hh_chunk > 0 && opt->hh_chunk < p->n_hh ? opt->hh_chunk
                                                                   : p->n_hh;
@@ -698,11 +701,14 @@ static size_t kernel_smem(const gen_plan *plan, const se_gen_options *opt) {
   return plan_smem(plan, opt) + (size_t)literal_entries(plan, opt) * sizeof(double);
 }
 
-size_t se_neurons_gen_smem(const struct se_neurons *e, int32_t m, const se_gen_options *opt) {
+size_t se_neurons_gen_smem(const struct se_neurons *e, int32_t m, const se_gen_options *opt,
+                           size_t *table) {
   gen_plan p;
   if (morphology_plan(e, m, opt, &p, NULL) != SE_OK)
     return SIZE_MAX;
-  const size_t smem = kernel_smem(&p, opt);
+  const size_t smem = plan_smem(&p, opt);
+  if (table)
+    *table = kernel_smem(&p, opt) - smem;
   plan_free(&p);
   return smem;
 }
@@ -913,6 +919,26 @@ static void put_hh_loop(text *t, int m, const char *from, int end, int step, con
       "    se_gen_hh(se_gen_hh_%d[j], V, gm, gh, gn, s0, update, %s, &b, &dg);\n"
       "    %s[(%d + 2 * j) * 32] = b;\n    %s[(%d + 2 * j + 1) * 32] = dg;\n  }\n",
       from, end, step, m, store, buf, base, buf, base);
+}
+
+/* Writes hh row j's currents (j: an expression) for the cell whose v, rhs and diag slots start at
+ * V, R and D, each line indented by `in`: the deferred gate update stored where `store` holds, b
+ * (with fold its a v + c + b) and dg into the row's rhs and diag slots, each store prefixed by
+ * `guard` ("" or a condition). */
+static void put_hh_currents(text *t, int m, const char *in, const char *j, const char *store,
+                            const char *guard, int fold) {
+  put(t,
+      "%sconst se_gen_hh_row r = se_gen_hh_%d[%s];\n%sdouble b, dg;\n"
+      "%sse_gen_hh(r, V, gm, gh, gn, s0, update, %s, &b, &dg);\n",
+      in, m, j, in, in, store);
+  if (fold)
+    put(t,
+        "%sconst se_gen_fold f = se_gen_fold_%d[%s];\n"
+        "%s%sR[r.off] = f.on ? f.a * V[r.off] + f.c + b : b;\n",
+        in, m, j, in, guard);
+  else
+    put(t, "%s%sR[r.off] = b;\n", in, guard);
+  put(t, "%s%sD[r.off] = dg;\n", in, guard);
 }
 
 /* Writes row i's assembly and elimination (fused2's se_stream_eliminate): its b from v, the
@@ -1254,10 +1280,9 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
     }
   /* shared memory per thread: the y slots, then b and dg of the hh rows of one chunk
    * (se_neurons_gen_smem); with warps per cell of a block (plan_smem), after the pieces' y, f and
-   * parent x, the hh rows' b and dg (hh_in_block), then the y slots */
+   * parent x, the hh rows' b and dg (hh_shared_rows), then the y slots */
   const int hh_slot = slots, warp_hh_base = 3 * plan->slots * 32,
-            warp_y_base =
-                warp_hh_base + (plan->hh_in_block && !plan->hh_global ? 2 * n_hh * 32 : 0);
+            warp_y_base = warp_hh_base + 2 * hh_shared_rows(plan) * 32;
 
   /* with warps, the plan's blocks per multiprocessor for ptxas's register budget */
   char min_blocks[16] = "";
@@ -1314,17 +1339,11 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
         "    const se_gen_group *__restrict__ groups, long long threads, int update) {\n"
         "  const long long tm = (long long)blockIdx.x * 256 + threadIdx.x;\n"
         "  if (tm >= threads) return;\n%s"
-        "  const se_gen_hh_row r = se_gen_hh_%d[blockIdx.y];\n"
-        "  double b, dg;\n"
-        "  se_gen_hh(r, v + s0, gm, gh, gn, s0, update, true, &b, &dg);\n",
-        (int)m, where, (int)m);
-    if (fold)
-      put(&t,
-          "  const se_gen_fold f = se_gen_fold_%d[blockIdx.y];\n"
-          "  rhs[s0 + r.off] = f.on ? f.a * v[s0 + r.off] + f.c + b : b;\n", (int)m);
-    else
-      put(&t, "  rhs[s0 + r.off] = b;\n");
-    put(&t, "  diag[s0 + r.off] = dg;\n}\n");
+        "  const double *const V = v + s0;\n"
+        "  double *const R = rhs + s0, *const D = diag + s0;\n",
+        (int)m, where);
+    put_hh_currents(&t, (int)m, "  ", "blockIdx.y", "true", "", fold);
+    put(&t, "}\n");
   }
   const size_t kernel_at = t.len; /* where a literal table goes (literals) */
   put(&t,
@@ -1400,19 +1419,10 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
     /* the hh rows first, row j by warp j % warps for the block's 32 cells (the deferred gate
      * update with them), b (with fold its a v + c + b) and dg to the rhs and diag slots, as the
      * currents kernel writes them; barrier 3 */
-    put(&t,
-        "  for (int j = w; j < %d; j += %d) { // hh rows: currents, deferred gate update\n"
-        "    const se_gen_hh_row r = se_gen_hh_%d[j];\n"
-        "    double b, dg;\n"
-        "    se_gen_hh(r, V, gm, gh, gn, s0, update, live, &b, &dg);\n",
-        n_hh, warps, (int)m);
-    if (fold)
-      put(&t,
-          "    const se_gen_fold f = se_gen_fold_%d[j];\n"
-          "    if (live) R[r.off] = f.on ? f.a * V[r.off] + f.c + b : b;\n", (int)m);
-    else
-      put(&t, "    if (live) R[r.off] = b;\n");
-    put(&t, "    if (live) D[r.off] = dg;\n  }\n  SE_GEN_BAR(3, %d);\n", 32 * warps);
+    put(&t, "  for (int j = w; j < %d; j += %d) { // hh rows: currents, deferred gate update\n",
+        n_hh, warps);
+    put_hh_currents(&t, (int)m, "    ", "j", "live", "if (live) ", fold);
+    put(&t, "  }\n  SE_GEN_BAR(3, %d);\n", 32 * warps);
   } else if (warps > 1 && plan->hh_in_block) {
     /* the hh rows first, row j by warp j % warps for the block's 32 cells (the deferred gate
      * update with them), b and dg to shared memory after the pieces' slots; barrier 3 */
@@ -1425,7 +1435,7 @@ static int put_kernel(text *out, const struct se_neurons *e, const se_stream_tab
     literal_pool pool = {.limit = literals == 1 ? literal_entries(plan, opt) : INT_MAX};
     t.pool = literals ? &pool : NULL;
     put_warps(&t, e, row, n, warps, plan->levels, order, first, kid, home, clamp_index, hh_index,
-              plan->hh_in_block && !plan->hh_global, fold, in_order, opt, plan->prefetch, seq);
+              hh_shared_rows(plan) > 0, fold, in_order, opt, plan->prefetch, seq);
     put(&t, "}\n");
     t.pool = NULL;
     if (pool.n > 0)

@@ -142,13 +142,15 @@ typedef struct se_gen_options {
 /* The options from the environment (defaults above). */
 se_gen_options se_gen_options_from_env(void);
 
-/* Shared memory per block that the kernel of e's morphology m needs under opt: a thread per cell,
+/* Shared memory per block that the plan of e's morphology m needs under opt: a thread per cell,
  * the y of the rows not in registers and (unless split) b and dg of each hh row; with warps, 3
- * values per piece root outside warp 0 (with warp_hh b and dg of each hh row, with warp_reg_rows
- * the y of the rows beyond them), per cell; with a literal table in shared memory then the
- * entries the table may take within opt's sm_smem (reserved whole). SIZE_MAX when out of memory.
- * Not collective. */
-size_t se_neurons_gen_smem(const struct se_neurons *e, int32_t m, const se_gen_options *opt);
+ * values per piece root outside warp 0 (with warp_hh 1 b and dg of each hh row, with
+ * warp_reg_rows the y of the rows beyond them), per cell. *table (unless NULL): what its kernel
+ * reserves after that for a literal table in shared memory, the entries the table may take
+ * within opt's sm_smem (reserved whole; 0 without one). SIZE_MAX when out of memory. Not
+ * collective. */
+size_t se_neurons_gen_smem(const struct se_neurons *e, int32_t m, const se_gen_options *opt,
+                           size_t *table);
 
 /* The auto choice takes gen only where each morphology's kernel needs at most this much shared
  * memory per block before its literal table, whose room follows the device's (every GPU from

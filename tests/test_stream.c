@@ -735,8 +735,7 @@ static void check_gen_rule(se_test_state *st) {
   static const char *const cls[6] = {"small-low",  "small-high", "medium-low",
                                      "medium-high", "big-low",   "big-high"};
   static const int warps[6] = {4, 4, 4, 4, 8, 8};
-  se_gen_options go = se_gen_options_from_env();
-  go.literals = 0; /* the plans' shared memory, without the literal tables' (check_gen_literals) */
+  const se_gen_options go = se_gen_options_from_env();
   se_gen_options all_in_registers = go, two_warps = go, two_warps_48 = go;
   all_in_registers.warp_reg_rows = SE_GEN_MAX_ROWS;
   two_warps.warps = two_warps_48.warps = 2;
@@ -758,8 +757,8 @@ static void check_gen_rule(se_test_state *st) {
     /* above 128 rows the y of each warp's earlier rows in shared memory, within the auto
      * choice's limit; with 2 warps on the big classes 48 rows in registers would need more, so
      * the rule keeps more */
-    const size_t smem = se_neurons_gen_smem(e, 0, &go),
-                 smem_all = se_neurons_gen_smem(e, 0, &all_in_registers);
+    const size_t smem = se_neurons_gen_smem(e, 0, &go, NULL),
+                 smem_all = se_neurons_gen_smem(e, 0, &all_in_registers, NULL);
     SE_EXPECT(st, smem <= SE_GEN_AUTO_MAX_SMEM && (smem > smem_all) == (mo.n_compartments > 128),
               "gen's rule on %s: %zu B of shared memory per block (%zu B with every y in "
               "registers)", cls[k], smem, smem_all);
@@ -770,8 +769,8 @@ static void check_gen_rule(se_test_state *st) {
     SE_EXPECT(st, prefetches == (k == 2), "gen's rule on %s: prefetches %d", cls[k], prefetches);
     free(src);
     if (mo.n_compartments > 512) {
-      const size_t smem2 = se_neurons_gen_smem(e, 0, &two_warps),
-                   smem2_48 = se_neurons_gen_smem(e, 0, &two_warps_48);
+      const size_t smem2 = se_neurons_gen_smem(e, 0, &two_warps, NULL),
+                   smem2_48 = se_neurons_gen_smem(e, 0, &two_warps_48, NULL);
       SE_EXPECT(st, smem2_48 > SE_GEN_AUTO_MAX_SMEM && smem2 <= SE_GEN_AUTO_MAX_SMEM,
                 "gen's rule on %s with 2 warps: %zu B per block (%zu B with 48 rows per warp "
                 "in registers)", cls[k], smem2, smem2_48);
@@ -825,9 +824,7 @@ static void check_gen_levels(se_test_state *st) {
       char *src = NULL;
       se_test_ok(se_neurons_gen_source(e, &go, &src, &err), &err, "se_neurons_gen_source");
       const int two = strstr(src, "over 2 levels") != NULL;
-      se_gen_options plain = go; /* the plan's shared memory, without a literal table's */
-      plain.literals = 0;
-      const size_t smem = se_neurons_gen_smem(e, 0, &plain);
+      const size_t smem = se_neurons_gen_smem(e, 0, &go, NULL);
       SE_EXPECT(st, two == (levels != 1 && k < 2) && smem <= SE_GEN_AUTO_MAX_SMEM,
                 "gen on %s with %d level(s) of pieces: 2 levels taken %d, %zu B of shared "
                 "memory per block", cls[k], levels, two, smem);
@@ -1005,16 +1002,16 @@ static void check_gen_literals(se_test_state *st) {
     const int copied = strstr(src, "SE_GEN_BAR(4,") != NULL,
               constant = strstr(src, "__device__ const double se_gen_lit_0[") != NULL;
     /* the kernel's shared memory reserves its table's room after the plan's (mode 1 only) */
-    se_gen_options plain = go;
-    plain.literals = 0;
-    const size_t smem = se_neurons_gen_smem(e, 0, &plain), kernel = se_neurons_gen_smem(e, 0, &go),
+    size_t table_room = 0;
+    const size_t smem = se_neurons_gen_smem(e, 0, &go, &table_room), kernel = smem + table_room,
                  total = smem + (size_t)n * 8 + 1024;
     const int compiled = mode == 0 || compiles_for_sm90(src, &err);
-    const int reserved = mode == 1 ? total - 1024 <= kernel && kernel + 1024 <= 233472 / 4
+    const int reserved = mode == 1 ? total - 1024 <= kernel && kernel + 1024 <= go.sm_smem / 4
                                    : kernel == smem;
     const int ok = mode == 0 ? !table && loads == 0
                              : n > 0 && loads >= n && outside == 0 && copied == (mode == 1) &&
-                                   constant == (mode == 1) && (mode == 2 || total <= 233472 / 4);
+                                   constant == (mode == 1) &&
+                                   (mode == 2 || total <= go.sm_smem / 4);
     SE_EXPECT(st, ok && reserved && compiled,
               "gen's literal table %d on medium-low: %d entries, %d loads, %d outside, copied %d, "
               "const %d, %zu B per block with the plan's %zu B (the kernel's %zu B), compiled %d "
@@ -1045,12 +1042,11 @@ static void check_gen_literals(se_test_state *st) {
       /* the table's room follows the shared memory per multiprocessor (the device's at attach):
        * big-low's 8 warps run 2 blocks per multiprocessor, so sm_90's 228 KiB leave room beside
        * the plan's shared memory and sm_80's 164 KiB none (no table, the plan's alone) */
-      se_gen_options plain = go, sm80 = go;
-      plain.literals = 0;
+      se_gen_options sm80 = go;
       sm80.sm_smem = 167936;
-      const size_t smem = se_neurons_gen_smem(e, 0, &plain),
-                   kernel = se_neurons_gen_smem(e, 0, &go),
-                   kernel80 = se_neurons_gen_smem(e, 0, &sm80);
+      size_t room = 0, room80 = 0;
+      const size_t smem = se_neurons_gen_smem(e, 0, &go, &room), kernel = smem + room,
+                   kernel80 = se_neurons_gen_smem(e, 0, &sm80, &room80) + room80;
       SE_EXPECT(st, kernel > smem && kernel + 1024 <= go.sm_smem / 2 && kernel80 == smem,
                 "gen's default literal table on big-low: %zu B per block with sm_90's shared "
                 "memory, %zu B with sm_80's, the plan's %zu B", kernel, kernel80, smem);
@@ -1169,7 +1165,8 @@ static void check_gen_source(se_test_state *st, const se_neuron_model *mixed,
                                               shared memory */
       char *src = NULL, *cubin = NULL;
       size_t size = 0;
-      const size_t smem = se_neurons_gen_smem(e, e->groups[0].morphology, &go);
+      size_t room = 0;
+      const size_t smem = se_neurons_gen_smem(e, e->groups[0].morphology, &go, &room) + room;
       int rc = se_neurons_gen_source(e, &go, &src, &err);
       if (rc == SE_OK)
         rc = se_neurons_gen_compile(src, 9, 0, 0, &cubin, &size, &err);
@@ -1287,26 +1284,23 @@ int main(void) {
     run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, 3 warps each, cut 1", &warp_kernels,
                  NULL);
     unsetenv("SE_GEN_WARP_CUT");
-    /* the hh rows computed by the warps of the step kernel (SE_GEN_WARP_HH): no currents kernel */
-    setenv("SE_GEN_WARP_HH", "1", 1);
-    const int hh_split = run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, 3 warps each, "
-                                      "hh rows in the warps", &warp_kernels, NULL);
-    SE_EXPECT(&st, hh_split == 0 && warp_kernels == N_MORPH,
-              "hh rows in the warps: %d currents kernels, %d warp kernels", hh_split,
-              warp_kernels);
-    /* the same with b and dg through the rhs and diag slots instead of shared memory (2) */
-    setenv("SE_GEN_WARP_HH", "2", 1);
-    const int hh_split2 = run_gen_host(&st, &soma, 8, "the 8 clamped at the soma, 3 warps each, "
-                                       "hh rows in the warps through rhs", &warp_kernels, NULL);
-    SE_EXPECT(&st, hh_split2 == 0 && warp_kernels == N_MORPH,
-              "hh rows in the warps through rhs: %d currents kernels, %d warp kernels", hh_split2,
-              warp_kernels);
-    unsetenv("SE_GEN_WARPS");
-    run_gen_host(&st, &soma1, 32, "medium-high alone, 4 warps, hh rows in the warps through rhs",
-                 &warp_kernels, NULL);
-    setenv("SE_GEN_WARP_HH", "1", 1);
-    run_gen_host(&st, &soma1, 32, "medium-high alone, 4 warps, hh rows in the warps",
-                 &warp_kernels, NULL);
+    /* the hh rows computed by the warps of the step kernel (SE_GEN_WARP_HH), their b and dg in
+     * shared memory (1) or through the rhs and diag slots (2): no currents kernel */
+    static const char *const hh_mode[2][2] = {{"1", "hh rows in the warps"},
+                                              {"2", "hh rows in the warps through rhs"}};
+    for (int q = 0; q < 2; q++) {
+      char what[128];
+      setenv("SE_GEN_WARP_HH", hh_mode[q][0], 1);
+      setenv("SE_GEN_WARPS", "3", 1);
+      snprintf(what, sizeof what, "the 8 clamped at the soma, 3 warps each, %s", hh_mode[q][1]);
+      const int hh_split = run_gen_host(&st, &soma, 8, what, &warp_kernels, NULL);
+      SE_EXPECT(&st, hh_split == 0 && warp_kernels == N_MORPH,
+                "%s: %d currents kernels, %d warp kernels", hh_mode[q][1], hh_split,
+                warp_kernels);
+      unsetenv("SE_GEN_WARPS");
+      snprintf(what, sizeof what, "medium-high alone, 4 warps, %s", hh_mode[q][1]);
+      run_gen_host(&st, &soma1, 32, what, &warp_kernels, NULL);
+    }
     unsetenv("SE_GEN_WARP_HH");
     /* each warp's y in registers for only the last 10 rows it eliminates, the rest in shared
      * memory (SE_GEN_WARP_REG_ROWS; by default 5 of the 8 compute their hh rows in the block,

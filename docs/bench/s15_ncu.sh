@@ -12,12 +12,9 @@
 source .devkit/env.sh
 tools/device/build.sh simengine-bench > $OUT/build.txt 2>&1 || { tail -30 $OUT/build.txt; exit 1; }
 echo "built at ${SECONDS}s"
+source docs/bench/gen_step_one.sh
 for c in big-low big-high medium-low; do
-  timeout 150 ncu --clock-control none --kernel-name regex:se_gen_step --launch-skip 2 \
-    --launch-count 1 --section WarpStateStats --section SchedulerStats --section Occupancy \
-    --section MemoryWorkloadAnalysis --section SpeedOfLight --section LaunchStats \
-    build-dev/src/simengine-bench step --classes $c --neurons 256000 --steps 4 --cpu 0 \
-    --mixed 0 --huge-swc "" --only gen > $OUT/s15_ncu_$c.txt 2>&1
+  ncu_step 150 $c $OUT/s15_ncu_$c.txt
   echo "$c: rc $? at ${SECONDS}s"
   grep -E "Stall|Warp Cycles|Eligible|Issued Warp|Achieved Occupancy|Registers|Memory Throughput|DRAM Throughput|Local|rror" \
     $OUT/s15_ncu_$c.txt | head -30

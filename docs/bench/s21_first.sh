@@ -41,11 +41,7 @@ echo "medium-low done at ${SECONDS}s"
 for c in medium-low big-low; do # within the call's 600 s: each as long as is left, at most 100 s
   left=$((585 - SECONDS))
   [ $left -gt 40 ] || { echo "no time left for ncu on $c"; break; }
-  timeout $((left < 100 ? left : 100)) ncu --clock-control none --kernel-name regex:se_gen_step --launch-skip 2 \
-    --launch-count 1 --section WarpStateStats --section SchedulerStats --section Occupancy \
-    --section MemoryWorkloadAnalysis --section SpeedOfLight --section LaunchStats \
-    build-dev/src/simengine-bench step --classes $c --neurons 256000 --steps 4 --cpu 0 \
-    --mixed 0 --huge-swc "" --only gen > $OUT/s21_ncu_$c.txt 2>&1
+  ncu_step $((left < 100 ? left : 100)) $c $OUT/s21_ncu_$c.txt
   echo "$c: rc $? at ${SECONDS}s"
   grep -E "Stall|Warp Cycles|Eligible|Issued Warp|Achieved Occupancy|Registers|Block Limit|DRAM Throughput|Hit Rate|rror" \
     $OUT/s21_ncu_$c.txt | head -32
