@@ -2,6 +2,7 @@
  * synthetic classes, under the SE_GEN_* environment, for inspection: compile it with nvcc and read
  * its SASS (tools/gen_phases.py counts the instructions of each warp between barriers). No GPU
  * needed. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,10 +58,12 @@ static int write_class(const char *cls, const char *dir, se_error *err) {
     rc = se_neurons_gen_source(e, &go, &src, err);
   char path[4096];
   FILE *f = NULL;
-  if (rc == SE_OK && (snprintf(path, sizeof path, "%s/%s.cu", dir, cls) >= (int)sizeof path ||
-                      !(f = fopen(path, "w"))))
-    rc = se_error_set(err, SE_ERR_IO, __FILE__, __LINE__, __func__, "cannot write %s/%s.cu",
-                      dir, cls);
+  if (rc == SE_OK && snprintf(path, sizeof path, "%s/%s.cu", dir, cls) >= (int)sizeof path)
+    rc = se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__,
+                      "the path %s/%s.cu is longer than %zu characters", dir, cls, sizeof path);
+  if (rc == SE_OK && !(f = fopen(path, "w")))
+    rc = se_error_set(err, SE_ERR_IO, __FILE__, __LINE__, __func__, "cannot write %s: %s", path,
+                      strerror(errno));
   if (rc == SE_OK) {
     const size_t len = strlen(src);
     const int ok = fwrite(src, 1, len, f) == len;
