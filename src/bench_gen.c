@@ -73,8 +73,10 @@ static int write_class(const char *cls, const char *dir, se_error *err) {
   if (rc == SE_OK) {
     const char *line = strstr(src, "// morphology ");
     const char *end = line ? strchr(line, '\n') : NULL;
-    printf("%s: %zu B, %.*s\n", path, strlen(src), line && end ? (int)(end - line) : 0,
-           line ? line : "");
+    size_t table = 0;
+    const size_t smem = se_neurons_gen_smem(e, 0, &go, &table);
+    printf("%s: %zu B, shared memory per block %zu B + table %zu B, %.*s\n", path, strlen(src),
+           smem, table, line && end ? (int)(end - line) : 0, line ? line : "");
   }
   free(src);
   se_neurons_destroy(e);

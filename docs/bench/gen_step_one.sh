@@ -4,7 +4,7 @@
 # them; six [VAR=VALUE ...] prints gen's step on the six classes and the six together at 256 000
 # cells with the given environment (s19_final.sh, s20_first.sh); ncu_step SECONDS CLASS OUT
 # writes to OUT Nsight Compute's warp states, scheduler, occupancy, memory workload and speed of
-# light for one launch of gen's step kernel on CLASS at 256 000 cells (s15_ncu.sh, s21_first.sh).
+# light for one launch of gen's step kernel on CLASS at 256 000 cells (s15_ncu.sh, s22_first.sh).
 one() {
   local classes=$1; shift
   echo "== $classes: ${*:-defaults} (at ${SECONDS}s)" >> $S
