@@ -35,10 +35,11 @@ __global__ void __launch_bounds__(GRID_THREADS, grid_ctas<KC>::value) up_kernel(
     se_edd_up(&v, HAS_E, KC, j);
 }
 
-// The view of level l inside the tail: the level table on the device, level 0's values from the
-// solve's arguments.
-__device__ __forceinline__ se_edd_view tail_view(const se_edd_view *views, int l, const double *d,
-                                                 const double *g, double *r) {
+// Level l's view from a level table (the plan's on the host, its copy on the device); level 0
+// reads and writes the solve's arrays.
+__host__ __device__ __forceinline__ se_edd_view level_view(const se_edd_view *views, int l,
+                                                           const double *d, const double *g,
+                                                           double *r) {
   se_edd_view v = views[l];
   if (l == 0) {
     v.d = d;
@@ -58,7 +59,7 @@ __global__ void __launch_bounds__(tail_threads<KC>::value, 1)
                 double *pivots, int use_smem) {
   const int t = threadIdx.x, T = blockDim.x;
   for (int l = l_begin; l < L; l++) {
-    const se_edd_view v = tail_view(views, l, d, g, r);
+    const se_edd_view v = level_view(views, l, d, g, r);
     for (int32_t j = t; j < v.n_junctions; j += T) {
       if (l == 0)
         se_edd_down(&v, 0, KC, j);
@@ -95,7 +96,7 @@ __global__ void __launch_bounds__(tail_threads<KC>::value, 1)
   }
   __syncthreads();
   for (int l = L - 1; l >= l_begin; l--) {
-    const se_edd_view v = tail_view(views, l, d, g, r);
+    const se_edd_view v = level_view(views, l, d, g, r);
     for (int32_t j = t; j < v.n_junctions; j += T) {
       if (l == 0)
         se_edd_up(&v, 0, KC, j);
@@ -158,22 +159,10 @@ int upload(se_hines_edd *e, T **dst, const T *src, size_t count, const char *wha
   return SE_OK;
 }
 
-// Level l's view of the plan; level 0 reads and writes the caller's arrays.
-static se_edd_view level_view(const se_hines_edd *e, int l, const double *d, const double *g,
-                              double *r) {
-  se_edd_view v = e->views[l];
-  if (l == 0) {
-    v.d = d;
-    v.g = g;
-    v.r = r;
-  }
-  return v;
-}
-
 template <int KC>
 int launch_kc(se_hines_edd *e, const double *d, const double *g, double *r, se_error *err) {
   for (int l = 0; l < e->l_tail; l++) {
-    const se_edd_view v = level_view(e, l, d, g, r);
+    const se_edd_view v = level_view(e->views, l, d, g, r);
     const unsigned blocks = (unsigned)((v.n_junctions + GRID_THREADS - 1) / GRID_THREADS);
     if (l == 0)
       down_kernel<KC, false><<<blocks, GRID_THREADS, 0, e->stream>>>(v);
@@ -190,7 +179,7 @@ int launch_kc(se_hines_edd *e, const double *d, const double *g, double *r, se_e
       e->d_pivots, use_smem);
   SE_CUDA_CHECK_LAUNCH(err, "EDD tail_kernel");
   for (int l = e->l_tail - 1; l >= 0; l--) {
-    const se_edd_view v = level_view(e, l, d, g, r);
+    const se_edd_view v = level_view(e->views, l, d, g, r);
     const unsigned blocks = (unsigned)((v.n_junctions + GRID_THREADS - 1) / GRID_THREADS);
     if (l == 0)
       up_kernel<KC, false><<<blocks, GRID_THREADS, 0, e->stream>>>(v);
