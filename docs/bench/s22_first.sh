@@ -11,9 +11,10 @@
 # the hh rows in the warps through rhs (SE_GEN_WARP_HH=2) and with the rows weighted at W = 2
 # (session 21, offline: two levels of pieces, 128 registers, no spills, the critical path 1944
 # SASS instructions instead of 2223, because the rule's rows counted put all 22 dividing hh rows
-# on warp 3; 57 600 B of shared memory per block, so 3 blocks per multiprocessor) and W = 4 (two
-# levels, critical path 1937, 56 832 B, so 4 blocks, but 16 B of spills), A B C D E F G G F E D C
-# B A, and SE_GEN_WARP_HH=2 on the other
+# on warp 3; but 57 600 B of shared memory per block, so 3 blocks per multiprocessor) and W = 2
+# with the y of each warp's last 34 rows in registers instead of 32 (55 552 B and 126 registers:
+# 4 blocks, no spills, critical path 1892), A B C D E F G G F E D C B A, and SE_GEN_WARP_HH=2 on
+# the other
 # classes with hh rows; then Nsight Compute's stall breakdown, occupancy and L1 hit rate of
 # medium-low's and big-low's step kernels.
 # engine_stream's GPU part (session 20) ran today's kernels: both tables, all modes; its runs with
@@ -39,8 +40,8 @@ one medium-low SE_GEN_CARVEOUT=70
 one medium-low SE_GEN_CARVEOUT=86
 one medium-low SE_GEN_WARP_HH=2
 one medium-low SE_GEN_WARP_COST=2
-one medium-low SE_GEN_WARP_COST=4
-one medium-low SE_GEN_WARP_COST=4
+one medium-low SE_GEN_WARP_COST=2 SE_GEN_WARP_REG_ROWS=34
+one medium-low SE_GEN_WARP_COST=2 SE_GEN_WARP_REG_ROWS=34
 one medium-low SE_GEN_WARP_COST=2
 one medium-low SE_GEN_WARP_HH=2
 one medium-low SE_GEN_CARVEOUT=86
