@@ -16,7 +16,8 @@
 # 4 blocks, no spills, critical path 1892), A B C D E F G G F E D C B A, and SE_GEN_WARP_HH=2 on
 # the other
 # classes with hh rows; then Nsight Compute's stall breakdown, occupancy and L1 hit rate of
-# medium-low's and big-low's step kernels.
+# medium-low's and big-low's step kernels (with the shared-memory configuration the driver took
+# by default: 196 or 228 KiB for medium-low's 4 blocks).
 # engine_stream's GPU part (session 20) ran today's kernels: both tables, all modes; its runs with
 # SE_GEN_CARVEOUT=80 and SE_GEN_WARP_HH=2 (added after the last call) have not run on a GPU: the
 # second call, docs/bench/s22_second.sh, runs them before either becomes a default.
@@ -57,7 +58,7 @@ for c in medium-low big-low; do # within the call's 600 s: each as long as is le
   [ $left -gt 40 ] || { echo "no time left for ncu on $c"; break; }
   ncu_step $((left < 100 ? left : 100)) $c $OUT/s22_ncu_$c.txt
   echo "$c: rc $? at ${SECONDS}s"
-  grep -E "Stall|Warp Cycles|Eligible|Issued Warp|Achieved Occupancy|Registers|Block Limit|DRAM Throughput|Hit Rate|rror" \
-    $OUT/s22_ncu_$c.txt | head -32
+  grep -E "Stall|Warp Cycles|Eligible|Issued Warp|Achieved Occupancy|Registers|Block Limit|DRAM Throughput|Hit Rate|Shared Memory|rror" \
+    $OUT/s22_ncu_$c.txt | head -40
 done
 echo "end at ${SECONDS}s"
