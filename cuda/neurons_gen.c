@@ -1602,8 +1602,8 @@ int se_neurons_gen_compile(const char *source, int major, int minor, int contrac
         nvrtcGetProgramLog(prog, log) == NVRTC_SUCCESS)
       log[log_size] = '\0';
     SE_FAIL_GOTO(err, rc, done, SE_ERR_CUDA, "NVRTC could not compile the generated step kernel "
-                 "for sm_%d%d: %s: %.1500s", major, minor, nvrtcGetErrorString(compiled),
-                 log ? log : "(no log)");
+                 "for sm_%d%d (--gpu-kernel coop or fused2 runs without it): %s: %.1500s", major,
+                 minor, nvrtcGetErrorString(compiled), log ? log : "(no log)");
   }
   NVRTC_CHECK(err, nvrtcGetCUBINSize(prog, size));
   *cubin = malloc(*size ? *size : 1);
