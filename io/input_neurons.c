@@ -147,6 +147,11 @@ static int read_biophysics(hid_t file, const char *src, se_neuron_model *m, se_e
   for (int64_t i = 0; i < c; i++)
     if (arg_max < 0 || m->region[i] > m->region[arg_max])
       arg_max = i;
+  if (arg_max >= 0 && m->region[arg_max] > SE_MAX_REGION)
+    SE_FAIL(err, SE_ERR_INPUT,
+            "%s: /morphologies/region[%lld] = %d is above the largest region code %d (the "
+            "/biophysics arrays would need max region + 1 entries)",
+            src, (long long)arg_max, m->region[arg_max], SE_MAX_REGION);
   int64_t r_needed = arg_max < 0 ? 0 : (int64_t)m->region[arg_max] + 1;
   if (r_needed < 0)
     r_needed = 0; /* every region negative: refused by the validation */

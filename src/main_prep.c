@@ -200,7 +200,7 @@ static int parse_region(const char *text, int32_t *region) {
       return 1;
     }
   int64_t v;
-  if (!parse_int64(text, &v) || v < 0 || v > 1000000)
+  if (!parse_int64(text, &v) || v < 0 || v > SE_MAX_REGION)
     return 0;
   *region = (int32_t)v;
   return 1;

@@ -385,6 +385,16 @@ static void bio_lengths_differ(hid_t f) { resize(f, "/biophysics/ek", -1, 0); }
 static void negative_conductance(hid_t f) { set_element(f, "/biophysics/g_pas", 1, -0.001); }
 static void zero_cm(hid_t f) { set_element(f, "/biophysics/cm", 2, 0.0); }
 static void infinite_ena(hid_t f) { set_element(f, "/biophysics/ena", 4, 1.0 / 0.0); }
+/* Without /biophysics the tables get max region + 1 entries of defaults: a huge code must be
+ * refused, not overflow int32 (2147483647 + 1) or allocate gigabytes (fuzz campaign). */
+static void region_int32_max_no_bio(hid_t f) {
+  delete_link(f, "/biophysics");
+  set_element(f, "/morphologies/region", 3, 2147483647.0);
+}
+static void region_huge_no_bio(hid_t f) {
+  delete_link(f, "/biophysics");
+  set_element(f, "/morphologies/region", 3, SE_MAX_REGION + 1);
+}
 
 static const bad_case bad_cases[] = {
     {"wrong format", wrong_format, SE_ERR_INPUT, {"root attribute format", "\"other-input\""}},
@@ -451,6 +461,10 @@ static const bad_case bad_cases[] = {
      {"/biophysics/g_pas[1] = -0.001 is negative"}},
     {"cm = 0", zero_cm, SE_ERR_INPUT, {"/biophysics/cm[2] = 0 is not > 0"}},
     {"ena infinite", infinite_ena, SE_ERR_INPUT, {"/biophysics/ena[4] = inf is not finite"}},
+    {"region 2^31-1, no biophysics", region_int32_max_no_bio, SE_ERR_INPUT,
+     {"/morphologies/region[3] = 2147483647 is above the largest region code 1000000"}},
+    {"region 10^6+1, no biophysics", region_huge_no_bio, SE_ERR_INPUT,
+     {"/morphologies/region[3] = 1000001 is above the largest region code 1000000"}},
 };
 
 /* Checks that err has code and contains every expected string (and the file name). */

@@ -31,6 +31,11 @@ typedef struct se_biophysics {
 #define SE_DEFAULT_ENA 50.0
 #define SE_DEFAULT_EK -77.0
 
+/* The largest region code (SWC type) a model may use. The per-region arrays have max region + 1
+ * entries, so a corrupt code (2147483647 in an SWC file, say) must not size them: the input
+ * reader, the SWC import and simengine-prep's --set refuse larger codes. */
+#define SE_MAX_REGION 1000000
+
 /* Number of per-region arrays of se_biophysics (cm .. ek, in declaration order). */
 #define SE_BIOPHYSICS_FIELDS 10
 
