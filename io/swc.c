@@ -165,12 +165,15 @@ static int parse_line(char *text, const swc_file *f, long line, swc_sample *s, s
   SE_TRY(parse_real(tok[4], f, line, 4, &s->z, err));
   SE_TRY(parse_real(tok[5], f, line, 5, &s->r, err));
   SE_TRY(parse_integer(tok[6], f, line, 6, &s->parent_id, err));
-  if (type < 0 || type > INT32_MAX)
+  if (type < 0 || type > SE_MAX_REGION)
     SE_FAIL(err, SE_ERR_INPUT, "%s line %ld: type %lld is not a region code in [0, %d]", f->path,
-            line, type, INT32_MAX);
+            line, type, SE_MAX_REGION);
   if (s->r < 0)
     SE_FAIL(err, SE_ERR_INPUT, "%s line %ld: sample %lld has a negative radius %g", f->path, line,
             s->id, s->r);
+  if (!isfinite(2 * s->r))
+    SE_FAIL(err, SE_ERR_INPUT, "%s line %ld: sample %lld has radius %g, too large (its diameter is "
+            "not finite)", f->path, line, s->id, s->r);
   s->type = (int32_t)type;
   s->line = line;
   s->parent = -1;
@@ -404,6 +407,11 @@ static int build_soma(swc_file *f, double *length, double *diameter, se_error *e
   } else {
     *length = *diameter = 2 * root->r;
   }
+  if (!isfinite(area) || !isfinite(*length) || !isfinite(*diameter))
+    SE_FAIL(err, SE_ERR_INPUT,
+            "%s line %ld: the soma (root sample %lld) would have length %g um and diameter %g um: "
+            "its coordinates or radii are out of range",
+            f->path, root->line, root->id, *length, *diameter);
   if (!(*diameter > 0) || !(*length > 0))
     SE_FAIL(err, SE_ERR_INPUT,
             "%s line %ld: the soma (root sample %lld, radius %g) has zero diameter; raise the "
@@ -448,9 +456,14 @@ static double diameter_integral(const section_points *pts, double x) {
   return sum;
 }
 
-/* Number of compartments of a section of length L and mean diameter diam (um), region region. */
-static int32_t section_nseg(double L, double diam, int32_t region, const se_discretization *disc,
-                            const se_biophysics *bio) {
+/* The most compartments one section may be cut into: more means a wrong coordinate (or a
+ * discretisation far finer than any simulation needs), and would only exhaust the memory. */
+#define SWC_MAX_SECTION_COMPARTMENTS 1000000
+
+/* Number of compartments of a section of length L and mean diameter diam (um), region region
+ * (the rules' count, not limited: see SWC_MAX_SECTION_COMPARTMENTS). */
+static double section_nseg(double L, double diam, int32_t region, const se_discretization *disc,
+                           const se_biophysics *bio) {
   double n = 1;
   if (disc->d_lambda > 0 && disc->frequency > 0) {
     int known = bio && region < bio->n_regions;
@@ -466,7 +479,7 @@ static int32_t section_nseg(double L, double diam, int32_t region, const se_disc
     if (rule > n)
       n = rule;
   }
-  return n > INT32_MAX / 4 ? INT32_MAX / 4 : (int32_t)n;
+  return n;
 }
 
 static int comps_push(comp_list *c, int32_t parent, double length, double diameter, int32_t region,
@@ -540,6 +553,11 @@ static int section_collect(const swc_file *f, int32_t first, int32_t last, secti
     const swc_sample *s = &f->s[chain[j]];
     if (prev)
       pos += distance(prev, s);
+    if (!isfinite(pos))
+      SE_FAIL_GOTO(err, rc, done, SE_ERR_INPUT,
+                   "%s line %ld: sample %lld lies %g um from the previous point of its section "
+                   "(line %ld): the coordinates are too large (the section's length is not finite)",
+                   f->path, s->line, s->id, distance(prev, s), prev->line);
     SE_TRY_GOTO(rc, done, points_push(pts, pos, 2 * s->r, s->line, err));
     prev = s;
   }
@@ -569,19 +587,33 @@ done:
   return rc;
 }
 
-/* Cuts one section into compartments appended to comps; the first one's parent is parent. */
-static int section_discretize(const section_points *pts, int32_t region, int32_t parent,
-                              const se_discretization *disc, const se_biophysics *bio,
-                              comp_list *comps, se_error *err) {
+/* Cuts one section into compartments appended to comps; the first one's parent is parent. path
+ * names the SWC file in messages. */
+static int section_discretize(const char *path, const section_points *pts, int32_t region,
+                              int32_t parent, const se_discretization *disc,
+                              const se_biophysics *bio, comp_list *comps, se_error *err) {
   double L = pts->pos[pts->n - 1];
   double total = diameter_integral(pts, L);
-  int32_t nseg = section_nseg(L, total / L, region, disc, bio);
+  long first_line = pts->line[0], last_line = pts->line[pts->n - 1];
+  double rule = section_nseg(L, total / L, region, disc, bio);
+  if (!(rule <= SWC_MAX_SECTION_COMPARTMENTS))
+    SE_FAIL(err, SE_ERR_INPUT,
+            "%s lines %ld .. %ld: the section is %g um long and would be cut into %g compartments, "
+            "more than %d: a coordinate is wrong, or the discretisation (d_lambda, max_length) "
+            "is far too fine",
+            path, first_line, last_line, L, rule, SWC_MAX_SECTION_COMPARTMENTS);
+  int32_t nseg = (int32_t)rule;
   double h = L / nseg, lo = 0, ilo = 0;
   for (int32_t j = 0; j < nseg; j++) {
     double hi = j + 1 == nseg ? L : (j + 1) * h;
     double ihi = j + 1 == nseg ? total : diameter_integral(pts, hi);
-    SE_TRY(
-        comps_push(comps, j == 0 ? parent : comps->n - 1, h, (ihi - ilo) / (hi - lo), region, err));
+    double diam = (ihi - ilo) / (hi - lo);
+    if (!isfinite(diam) || !(diam > 0) || !(h > 0))
+      SE_FAIL(err, SE_ERR_INPUT,
+              "%s lines %ld .. %ld: compartment %d of the section would have length %g um and "
+              "diameter %g um: its radii or coordinates are out of range",
+              path, first_line, last_line, j, h, diam);
+    SE_TRY(comps_push(comps, j == 0 ? parent : comps->n - 1, h, diam, region, err));
     lo = hi;
     ilo = ihi;
   }
@@ -632,7 +664,8 @@ static int build_compartments(const swc_file *f, double soma_length, double soma
     int32_t last = section_end(f, ps.first);
     SE_TRY_GOTO(rc, done, section_collect(f, ps.first, last, &pts, err));
     SE_TRY_GOTO(rc, done,
-                section_discretize(&pts, f->s[ps.first].type, ps.parent, disc, bio, comps, err));
+                section_discretize(f->path, &pts, f->s[ps.first].type, ps.parent, disc, bio,
+                                   comps, err));
     (*n_sections)++;
     int32_t end_comp = comps->n - 1;
     for (int32_t c = f->child_ptr[last + 1] - 1; c >= f->child_ptr[last]; c--)

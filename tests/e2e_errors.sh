@@ -17,7 +17,11 @@ expect "not HDF5 (3 ranks)" 1 "text.h5.*(not an HDF5|HDF5)" -- mpi 3 "$work/text
 "$bin/simengine-prep" neurons -o "$work/ok.h5" --class small-low:2 --tstop 1 >/dev/null
 expect "gpus in a CPU-only version" 1 "--gpus 1" -- mpi 1 "$work/ok.h5" --gpus 1 -o "$work/o3.h5"
 expect "output directory missing" 1 "nonexistent" -- mpi 2 "$work/ok.h5" -o "$work/nonexistent/out.h5"
-for o in o1 o2 o3; do
+# An SWC type code sizes prep's biophysics table: 2147483647 overflowed it (exit 2, no file named).
+printf '1 1 0 0 0 5 -1\n2 2147483647 0 0 10 1 1\n' > "$work/type.swc"
+expect "SWC type beyond the region codes" 1 "type.swc line 2: type 2147483647 is not a region code" -- \
+  "$bin/simengine-prep" neurons --swc "$work/type.swc" -o "$work/o4.h5"
+for o in o1 o2 o3 o4; do
   if [ -e "$work/$o.h5" ] || [ -e "$work/$o.h5.tmp" ]; then fail=$((fail+1)); echo "FAIL: $o output left behind"; fi
 done
 expect_summary

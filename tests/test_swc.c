@@ -230,6 +230,14 @@ static void test_refusals(se_test_state *st, scratch *s) {
        "line 3:", "zero length"},
       {"infinite.swc", "2 3 0 0 inf 1 1\n", "line 2:", "not finite"},
       {"negtype.swc", "2 -3 0 0 10 1 1\n", "line 2:", "region code"},
+      /* Found by the fuzz campaign (tools/fuzz_inputs.py): a type sizes simengine-prep's
+       * biophysics table (2147483647 overflowed it), a far point made a section of 1.5 million
+       * compartments (1e12 um: 536 million, gigabytes), overflowing coordinates and radii made
+       * infinite lengths and diameters that only the written file's validation refused. */
+      {"hugetype.swc", "2 2147483647 0 0 10 1 1\n", "line 2:", "region code in [0, 1000000]"},
+      {"bigtype.swc", "2 1000001 0 0 10 1 1\n", "line 2:", "region code in [0, 1000000]"},
+      {"far.swc", "2 3 0 0 10 1 1\n3 3 0 0 1e8 1 2\n", "lines 2 .. 3:", "more than 1000000"},
+      {"hugeradius.swc", "2 3 0 0 10 1e308 1\n", "line 2:", "too large"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     snprintf(text, sizeof text, "%s%s", soma, cases[i].rest);
@@ -242,6 +250,15 @@ static void test_refusals(se_test_state *st, scratch *s) {
   load_refused(st, soma0, &d, "line 2:", "zero diameter");
   load_refused(st, scratch_write(s, "lonely.swc", "1 3 0 0 0 1 -1\n"), &d,
                "line 1:", "zero length");
+  /* Overflowing geometry, one compartment per section (the d_lambda rule would ask for
+   * infinitely many): refused with the SWC line, not as an infinite compartment. */
+  se_discretization one = one_per_section();
+  load_refused(st, scratch_write(s, "overflow.swc", "1 1 0 0 0 5 -1\n2 3 0 0 10 1 1\n3 3 0 0 1e300 1 2\n"),
+               &one, "line 3:", "not finite");
+  load_refused(st, scratch_write(s, "somafar.swc", "1 1 0 0 0 5 -1\n2 1 0 0 1e300 5 1\n3 3 0 0 -10 1 1\n"),
+               &one, "line 1:", "out of range");
+  load_refused(st, scratch_write(s, "wide.swc", "1 1 0 0 0 5 -1\n2 3 0 0 10 1e300 1\n3 3 0 0 1e10 1e300 2\n"),
+               &one, "lines 2 .. 3:", "out of range");
 
   /* Repair on request: radii below min_radius are raised. */
   se_discretization repair = one_per_section();
