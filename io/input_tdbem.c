@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -620,7 +621,11 @@ static int read_m0_local(const se_input_tdbem *in, se_tdbem_m0 *m0, se_error *er
   unsigned char *diagonal;
   SE_CALLOC(err, diagonal, n, "M0's diagonal");
   for (int64_t e = 0; e < nnz && rc == SE_OK; e++) {
-    if (m0->row[e] < m0->col[e])
+    if (!isfinite(m0->val[e]))
+      rc = se_error_set(err, SE_ERR_INPUT, __FILE__, __LINE__, __func__,
+                        "%s: %s[%lld] = %g (M0 entry of row %d, col %d) is not finite", src,
+                        P_M0_VAL, (long long)e, m0->val[e], m0->row[e], m0->col[e]);
+    else if (m0->row[e] < m0->col[e])
       rc = se_error_set(
           err, SE_ERR_INPUT, __FILE__, __LINE__, __func__,
           "%s: M0 entry %lld (%s[%lld] = %d, %s[%lld] = %d) is above the diagonal: M0 is "

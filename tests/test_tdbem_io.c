@@ -650,6 +650,15 @@ static void test_bad_inputs(se_test_state *st, const char *dir) {
   snprintf(needle, sizeof needle, "M0 has no diagonal entry in row %d", c.m0.row[e_diag]);
   expect_failure(st, path, SE_ERR_INPUT, "M0 without a diagonal entry", needle, NULL, NULL);
   c.m0.col[e_diag] = c.m0.row[e_diag];
+  /* A non-finite off-diagonal value (fuzz campaign): refused by the reader with the file and the
+   * dataset, not later by the M0 solver's check without them. */
+  double keep_val = c.m0.val[e_off];
+  c.m0.val[e_off] = INFINITY;
+  write_case(path, &c);
+  snprintf(needle, sizeof needle, "/tdbem/M0/val[%lld] = inf (M0 entry of row %d, col %d) is not finite",
+           (long long)e_off, c.m0.row[e_off], c.m0.col[e_off]);
+  expect_failure(st, path, SE_ERR_INPUT, "M0 value infinite", needle, path, NULL);
+  c.m0.val[e_off] = keep_val;
 
   /* dtypes, shapes, missing datasets and attributes: surgery on the good file */
   write_case(path, &c);
