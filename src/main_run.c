@@ -786,6 +786,8 @@ static int workers_spikes(const workers *ws, spike_list *all, se_error *err) {
   SE_CALLOC(err, all->gid, all->capacity, "spike gids");
   for (int k = 0; k < ws->n; k++) {
     const spike_list *s = &ws->w[k].spikes;
+    if (s->n == 0)
+      continue; /* a worker without spikes may have no arrays: memcpy wants valid pointers */
     memcpy(all->time + all->n, s->time, (size_t)s->n * sizeof *s->time);
     memcpy(all->gid + all->n, s->gid, (size_t)s->n * sizeof *s->gid);
     all->n += s->n;
