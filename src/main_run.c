@@ -1160,7 +1160,9 @@ int main(int argc, char **argv) {
   /* failures are agreed on (se_mpi_agree), so rank 0 holds the message; argument errors are the
    * same on every rank */
   if (rc != SE_OK && rank == 0)
-    fprintf(stderr, "simengine: %s: %s\n", se_code_name((se_code)rc), err.message);
+    fprintf(stderr, "simengine: %s: %s%s%s%s\n", se_code_name((se_code)rc), err.message,
+            rc == SE_ERR_NUMERIC ? " (input " : "", rc == SE_ERR_NUMERIC ? o.input : "",
+            rc == SE_ERR_NUMERIC ? ")" : ""); /* a numerical failure comes from the input's values */
   MPI_Finalize();
   return rc == SE_OK ? 0 : (rc == SE_ERR_ARG ? 2 : 1);
 }

@@ -21,7 +21,11 @@ expect "output directory missing" 1 "nonexistent" -- mpi 2 "$work/ok.h5" -o "$wo
 printf '1 1 0 0 0 5 -1\n2 2147483647 0 0 10 1 1\n' > "$work/type.swc"
 expect "SWC type beyond the region codes" 1 "type.swc line 2: type 2147483647 is not a region code" -- \
   "$bin/simengine-prep" neurons --swc "$work/type.swc" -o "$work/o4.h5"
-for o in o1 o2 o3 o4; do
+# Finite but absurd biophysics pass the contract and fail in the step: the message names the input.
+"$bin/simengine-prep" neurons -o "$work/ek.h5" --class small-low:2 --tstop 1 --set all:ek=-1e300 >/dev/null
+expect "numerical failure names the input" 1 "voltage of cell [0-9]+ became .*check the biophysics \\(input $work/ek.h5\\)" -- \
+  mpi 2 "$work/ek.h5" -o "$work/o5.h5"
+for o in o1 o2 o3 o4 o5; do
   if [ -e "$work/$o.h5" ] || [ -e "$work/$o.h5.tmp" ]; then fail=$((fail+1)); echo "FAIL: $o output left behind"; fi
 done
 expect_summary
