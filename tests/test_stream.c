@@ -1324,6 +1324,31 @@ int main(void) {
                  &warp_kernels, NULL);
     unsetenv("SE_GEN_WARP_COST");
     unsetenv("SE_GEN_WARP_LEVELS");
+    /* medium-low with the rows weighted at W = 2 and 34 rows per warp in registers: two levels
+     * of pieces with the long sections' prefetches and split-off hh rows (session 21's candidate
+     * for its rule, docs/gpu.md "Session 21" item 3) */
+    se_neuron_model medium;
+    se_neurons_t medium_e = clamped_engine(&medium, "medium-low");
+    setenv("SE_GEN_WARP_COST", "2", 1);
+    setenv("SE_GEN_WARP_REG_ROWS", "34", 1);
+    {
+      se_error err = {0};
+      const se_gen_options go = se_gen_options_from_env();
+      char *src = NULL;
+      se_test_ok(se_neurons_gen_source(medium_e, &go, &src, &err), &err, "se_neurons_gen_source");
+      const size_t smem = se_neurons_gen_smem(medium_e, 0, &go, NULL);
+      /* 4 blocks of 128 threads per multiprocessor: sm_90's 233 472 B less 1 KiB per block */
+      SE_EXPECT(&st, strstr(src, "over 2 levels") && smem <= 233472 / 4 - 1024,
+                "medium-low at W = 2, R = 34: 2 levels %d, %zu B of shared memory per block",
+                strstr(src, "over 2 levels") != NULL, smem);
+      free(src);
+    }
+    run_gen_host(&st, &medium, 32, "medium-low alone, W = 2, 34 rows per warp in registers",
+                 &warp_kernels, NULL);
+    unsetenv("SE_GEN_WARP_REG_ROWS");
+    unsetenv("SE_GEN_WARP_COST");
+    se_neurons_destroy(medium_e);
+    se_neuron_model_free(&medium);
     /* the currents kernel folds a v + c into the split-off hh rows' b (SE_GEN_HH_FOLD, the
      * default since session 19), in the step kernel's order of operations: the 8 clamped at the
      * soma (3 of them split) and big-low (2 levels, the host's default) end bit for bit where
