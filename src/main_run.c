@@ -1159,10 +1159,11 @@ int main(int argc, char **argv) {
   }
   /* failures are agreed on (se_mpi_agree), so rank 0 holds the message; argument errors are the
    * same on every rank */
+  /* a numerical failure comes from the input's values: the message names the input */
+  const int numeric = rc == SE_ERR_NUMERIC && o.input;
   if (rc != SE_OK && rank == 0)
     fprintf(stderr, "simengine: %s: %s%s%s%s\n", se_code_name((se_code)rc), err.message,
-            rc == SE_ERR_NUMERIC ? " (input " : "", rc == SE_ERR_NUMERIC ? o.input : "",
-            rc == SE_ERR_NUMERIC ? ")" : ""); /* a numerical failure comes from the input's values */
+            numeric ? " (input " : "", numeric ? o.input : "", numeric ? ")" : "");
   MPI_Finalize();
   return rc == SE_OK ? 0 : (rc == SE_ERR_ARG ? 2 : 1);
 }
