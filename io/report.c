@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L /* strerror_r (XSI) */
 
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -445,20 +446,38 @@ int se_report_append(se_report_t r, const double *local_values, se_error *err) {
     SE_FAIL(err, SE_ERR_ARG, "%s: local_values is NULL for %" PRId64 " local columns", r->path,
             r->n_local_cols);
   int64_t n = r->n_local_cols, row = r->buffered;
+  int rc = SE_OK;
   if (r->float64) {
     if (n > 0)
       memcpy((double *)r->buffer + row * n, local_values, (size_t)n * sizeof(double));
   } else {
     float *dst = (float *)r->buffer + row * n;
-    for (int64_t j = 0; j < n; j++)
-      dst[j] = (float)local_values[j];
+    for (int64_t j = 0; j < n; j++) {
+      /* a finite double beyond float's range would be stored as inf (and the cast is undefined):
+       * refused, but the frame still goes through (the buffer's write is collective and the
+       * other ranks may not have failed); the failed run leaves no output */
+      double x = local_values[j];
+      if (!(fabs(x) <= FLT_MAX)) {
+        if (rc == SE_OK)
+          rc = se_error_set(err, SE_ERR_NUMERIC, __FILE__, __LINE__, __func__,
+                            "%s: recorded value %g (column %" PRId64 " of frame %" PRId64
+                            ") does not fit the float32 report data: check v_init and the "
+                            "biophysics, or record float64",
+                            r->path, x, r->col_offset + j, r->appended);
+        x = 0.0;
+      }
+      dst[j] = (float)x;
+    }
   }
   r->buffered++;
   r->appended++;
   if (r->buffered < r->buffer_frames)
-    return SE_OK;
-  SE_TRY(write_buffer(r, err));
-  return maybe_flush(r, err);
+    return rc;
+  se_error later = {0}; /* after a refused value, its message is the one to keep */
+  se_error *write_err = rc == SE_OK ? err : &later;
+  const int wrc = write_buffer(r, write_err);
+  const int frc = wrc == SE_OK ? maybe_flush(r, write_err) : wrc;
+  return rc != SE_OK ? rc : frc;
 }
 
 /* ------------------------------------------------------------------------------------------ */

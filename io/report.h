@@ -34,7 +34,9 @@ int se_report_open(const char *path, MPI_Comm comm, const se_report_spec *spec,
 
 /* Appends one frame: this rank's values for its columns, in mapping order (mV). Buffered; every
  * buffer_frames frames the buffer is written with one collective H5Dwrite. Collective over comm
- * (every rank appends every frame). */
+ * (every rank appends every frame). SE_ERR_NUMERIC for a value a float32 report cannot hold; the
+ * frame still takes part in the collective write, so the caller agrees on the failure (the
+ * output must not be kept). */
 int se_report_append(se_report_t report, const double *local_values, se_error *err);
 
 /* Writes the spikes: this rank's n_local spikes (time ms, gid). They are gathered, sorted by time

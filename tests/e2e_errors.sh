@@ -25,7 +25,11 @@ expect "SWC type beyond the region codes" 1 "type.swc line 2: type 2147483647 is
 "$bin/simengine-prep" neurons -o "$work/ek.h5" --class small-low:2 --tstop 1 --set all:ek=-1e300 >/dev/null
 expect "numerical failure names the input" 1 "voltage of cell [0-9]+ became .*check the biophysics \\(input $work/ek.h5\\)" -- \
   mpi 2 "$work/ek.h5" -o "$work/o5.h5"
-for o in o1 o2 o3 o4 o5; do
+# A finite v_init beyond float's range was written as inf into the float32 report with exit 0.
+"$bin/simengine-prep" neurons -o "$work/vi.h5" --class small-low:2 --tstop 1 --v-init 1e300 >/dev/null
+expect "recorded value beyond float32" 1 "recorded value 1e\\+300 .*does not fit the float32 report data.*\\(input $work/vi.h5\\)" -- \
+  mpi 2 "$work/vi.h5" -o "$work/o6.h5"
+for o in o1 o2 o3 o4 o5 o6; do
   if [ -e "$work/$o.h5" ] || [ -e "$work/$o.h5.tmp" ]; then fail=$((fail+1)); echo "FAIL: $o output left behind"; fi
 done
 expect_summary

@@ -429,6 +429,27 @@ static void run_failures(se_test_state *st, const char *prefix) {
   expect_same_code(st, rc, "missing frame");
   expect_no_file(st, path, "missing frame");
 
+  /* A value beyond float32 on rank 0 only, in the frame that fills the buffer (buffer_frames 4):
+   * rank 0 refuses it, yet every rank takes part in the buffer's collective write (a rank that
+   * returned first would leave the others in it); agreed on, nothing is kept. */
+  rc = se_report_open(path, MPI_COMM_WORLD, &spec, &rep, &err);
+  for (int f = 0; rc == SE_OK && f < 3; f++)
+    rc = se_report_append(rep, values, &err);
+  SE_EXPECT(st, rc == SE_OK && (part.n_cols > 0) == (rank != 1), "append: %s", err.message);
+  double huge[MAX_COLS] = {0};
+  huge[0] = rank == 0 ? 1e300 : 0.0;
+  rc = se_report_append(rep, huge, &err);
+  SE_EXPECT(st, rank == 0 ? rc == SE_ERR_NUMERIC && strstr(err.message, "1e+300 (column 0 of "
+                                                                       "frame 3) does not fit")
+                          : rc == SE_OK,
+            "a value beyond float32 on rank 0: %d %s", rc, err.message);
+  int worst = rc;
+  MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  rc = se_report_close(rep, worst == SE_OK, &err);
+  SE_EXPECT(st, worst == SE_ERR_NUMERIC && rc == SE_OK, "close(0) after a value beyond float32: "
+            "%d %s", rc, err.message);
+  expect_no_file(st, path, "value beyond float32");
+
   /* A non-finite spike time on the last rank only: every rank fails the same way. */
   rc = se_report_open(path, MPI_COMM_WORLD, &spec, &rep, &err);
   for (int f = 0; rc == SE_OK && f < 6; f++)
