@@ -4,7 +4,7 @@
 Usage:
     python3 tools/fuzz_inputs.py --bin BUILD/src [--kind neurons,swc,tdbem] [--random N]
                                  [--seed S] [--np 1,2] [--timeout 60] [--jobs 2] [--work DIR]
-                                 [--morphologies DIR] [--keep]
+                                 [--start K] [--every M] [--morphologies DIR] [--keep]
 
 BUILD is best an AddressSanitizer + UBSan build, e.g.
     cmake -B /tmp/build-asan -S . -DCMAKE_BUILD_TYPE=Debug -DSIMENGINE_CUDA=OFF \
@@ -22,6 +22,12 @@ Kinds:
            duplicate ids, NaN, huge radii, zero lengths, garbage, long lines, no soma), each
            imported by `simengine-prep neurons --swc FILE:1`.
   tdbem    a small `simengine-prep tdbem` case mutated as the neurons input, run by `simengine`.
+
+The HDF5 cases of a kind are the same list, in the same order, for the same --seed, --random and
+seed file: the single mutations (datasets, then attributes, then deleted groups), the random
+combinations, the file corruptions. --start K skips the first K cases (to resume a campaign that
+stopped after K cases), --every M runs only every Mth case (a sample); case directories keep
+their index in the whole list.
 
 Each run is classified: clean-error (non-zero exit, a message naming the file), success, crash
 (a signal or a sanitizer report), hang (timeout), unclear-error (non-zero exit without the file
@@ -295,7 +301,8 @@ def h5_cases(args, seed_file, kind, rng):
 
 
 def do_h5_kind(args, camp, kind, seed_file, rng):
-    cases = h5_cases(args, seed_file, kind, rng)
+    cases = [(i, c) for i, c in enumerate(h5_cases(args, seed_file, kind, rng))
+             if i >= args.start and (i - args.start) % args.every == 0]
     nprocs = [int(x) for x in args.np.split(",")]
 
     def one(i_case):
@@ -322,7 +329,7 @@ def do_h5_kind(args, camp, kind, seed_file, rng):
         return rows
 
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
-        for rows in ex.map(one, enumerate(cases)):
+        for rows in ex.map(one, cases):
             for label, nproc, cls, cmd, out in rows:
                 camp.record(kind, label, nproc, cls, cmd, out)
 
@@ -556,6 +563,10 @@ def main():
     ap.add_argument("--morphologies", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                           "..", "data", "morphologies"))
     ap.add_argument("--only", default="", help="run only the HDF5 cases whose label contains this")
+    ap.add_argument("--start", type=int, default=0,
+                    help="skip the first K HDF5 cases of each kind (resume a stopped campaign)")
+    ap.add_argument("--every", type=int, default=1,
+                    help="run only every Mth HDF5 case from --start on (a sample)")
     ap.add_argument("--keep", action="store_true", help="keep every case's directory")
     args = ap.parse_args()
     camp = Campaign(args)
