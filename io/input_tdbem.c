@@ -553,6 +553,15 @@ static int read_slice_arrays(const se_input_tdbem *in, int fd, int64_t first, in
   int rc = read_range(in, fd, dset, type, P_VAL,
                       vsize == sizeof(float) ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE, vsize, v0,
                       n_val, s->val, err);
+  for (int64_t i = 0; rc == SE_OK && i < n_val; i++) { /* a pass over what was just read */
+    const double x = vsize == sizeof(float) ? (double)((const float *)s->val)[i]
+                                            : ((const double *)s->val)[i];
+    if (!isfinite(x))
+      rc = se_error_set(err, SE_ERR_INPUT, __FILE__, __LINE__, __func__,
+                        "%s: %s[%lld] = %g (a value of slices [%lld, %lld)) is not finite",
+                        in->path, P_VAL, (long long)(v0 + i), x, (long long)first,
+                        (long long)(first + count));
+  }
   return close_dataset(dset, type, in->path, P_VAL, rc, err);
 }
 
@@ -712,6 +721,12 @@ static int read_illumination_local(const se_input_tdbem *in, int64_t step, int64
   SE_TRY(open_checked(in, P_ILLUMINATION, NULL, H5T_FLOAT, 2, 1, dims, &dset, &type, err));
   int rc = se_h5_read_rows(dset, H5T_NATIVE_DOUBLE, sizeof(double), step, count, m->n, rows,
                            in->path, P_ILLUMINATION, err);
+  for (int64_t i = 0; rc == SE_OK && i < count * m->n; i++)
+    if (!isfinite(rows[i]))
+      rc = se_error_set(err, SE_ERR_INPUT, __FILE__, __LINE__, __func__,
+                        "%s: %s[%lld][%lld] = %g (time step, unknown) is not finite", in->path,
+                        P_ILLUMINATION, (long long)(step + i / m->n), (long long)(i % m->n),
+                        rows[i]);
   return close_dataset(dset, type, in->path, P_ILLUMINATION, rc, err);
 }
 

@@ -95,6 +95,14 @@ static double value_at(const se_tdbem_slices *s, int64_t v) {
 
 static size_t value_bytes(se_precision p) { return p == SE_PRECISION_SINGLE ? 4 : 8; }
 
+/* Stores x as value v of s, in its precision. */
+static void set_value(se_tdbem_slices *s, int64_t v, double x) {
+  if (s->precision == SE_PRECISION_SINGLE)
+    ((float *)s->val)[v] = (float)x;
+  else
+    ((double *)s->val)[v] = x;
+}
+
 /* ---- generator properties -------------------------------------------------------------------- */
 
 /* The shape of the generated data and the bounds the marching relies on. */
@@ -425,6 +433,11 @@ static int read_everything(const char *path, se_error *err) {
     rc = se_input_tdbem_read_positions(in, pos, err);
     free(pos);
   }
+  if (rc == SE_OK) {
+    double *rows = rank == 0 ? xcalloc((size_t)(m.steps * m.n), sizeof *rows) : NULL;
+    rc = se_input_tdbem_read_illumination(in, 0, m.steps, rows, err);
+    free(rows);
+  }
   se_error ignored;
   int crc = se_input_tdbem_close(in, rc == SE_OK ? err : &ignored);
   return rc != SE_OK ? rc : crc;
@@ -580,6 +593,21 @@ static void test_bad_inputs(se_test_state *st, const char *dir) {
   expect_failure(st, path, SE_ERR_INPUT, "val_ptr[Rv] != NNZ", "is not the number of values",
                  "/tdbem/slices/val", NULL);
   s->val_ptr[rv] -= 1;
+
+  /* non-finite values: a slice value and an illumination entry */
+  const int64_t v_bad = s->val_ptr[s->slice_ptr[40]] + 2;
+  const double keep_v = value_at(s, v_bad);
+  set_value(s, v_bad, NAN);
+  write_case(path, &c);
+  snprintf(needle, sizeof needle, "/tdbem/slices/val[%lld] = nan", (long long)v_bad);
+  expect_failure(st, path, SE_ERR_INPUT, "slice value NaN", needle, "is not finite", path);
+  set_value(s, v_bad, keep_v);
+  const double keep_i = c.illumination[3 * n + 5];
+  c.illumination[3 * n + 5] = -INFINITY;
+  write_case(path, &c);
+  expect_failure(st, path, SE_ERR_INPUT, "illumination -inf",
+                 "/tdbem/illumination[3][5] = -inf (time step, unknown) is not finite", path, NULL);
+  c.illumination[3 * n + 5] = keep_i;
 
   /* kstart and rows */
   int64_t r_bad = s->slice_ptr[40] + 3;
