@@ -31,8 +31,9 @@ static const char *usage =
     "                           CPU memory layout of the compartments (default interleaved: groups\n"
     "                           of same-morphology cells side by side, SIMD over cells). Both give\n"
     "                           bitwise identical results.\n"
-    "  --width N                cells per interleaved group (default 8)\n"
-    "  --threads N              OpenMP threads per rank (default: OMP_NUM_THREADS or all cores)\n"
+    "  --width N                cells per interleaved group, 1 to 64 (default 8)\n"
+    "  --threads N              OpenMP threads per rank, 1 to 1024 (default: OMP_NUM_THREADS or\n"
+    "                           all cores)\n"
     "  --gpus N                 GPUs per rank (default: the node's visible GPUs shared out over\n"
     "                           its ranks, at least 1 when there is one; 0 = CPU only). Rank r of\n"
     "                           a node uses devices (r * N + k) mod (visible devices).\n"
@@ -208,10 +209,15 @@ static int parse_options(int argc, char **argv, run_options *o, int rank, se_err
                !strcmp(a, "--buffer-frames")) {
       NEED_VALUE();
       long long v = strtoll(next, &end, 10);
-      if (!*next || *end || v < 0 || (v == 0 && strcmp(a, "--gpus"))) {
+      /* bounded before the casts to int: --threads 100000 crashed the OpenMP runtime, a width of
+       * 99999999999 wrapped round */
+      const long long least = strcmp(a, "--gpus") ? 1 : 0,
+                      most = !strcmp(a, "--width")           ? 64
+                             : !strcmp(a, "--buffer-frames") ? INT64_MAX
+                                                             : 1024;
+      if (!*next || *end || v < least || v > most) {
         se_error_set(err, SE_ERR_ARG, __FILE__, __LINE__, __func__,
-                     "%s '%s': expected a %s integer", a, next,
-                     strcmp(a, "--gpus") ? "positive" : "non-negative");
+                     "%s '%s': expected an integer from %lld to %lld", a, next, least, most);
         return 2;
       }
       if (!strcmp(a, "--width")) {

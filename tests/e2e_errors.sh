@@ -11,6 +11,9 @@ expect "help" 0 "Usage: mpirun -np N simengine" -- "$bin/simengine" --help
 expect "no input" 2 "no input file" -- mpi 1
 expect "unknown option" 2 "unknown option '--bogus'" -- mpi 1 --bogus x.h5
 expect "bad layout" 2 "--layout 'diagonal'" -- mpi 1 --layout diagonal x.h5
+# bounded before the casts to int: 100000 threads crashed the OpenMP runtime (signal 11)
+expect "threads beyond 1024" 2 "--threads '100000': expected an integer from 1 to 1024" -- mpi 1 --threads 100000 x.h5
+expect "width wrapping round" 2 "--width '99999999999': expected an integer from 1 to 64" -- mpi 1 --width 99999999999 x.h5
 expect "missing file (2 ranks)" 1 "$work/missing.h5" -- mpi 2 "$work/missing.h5" -o "$work/o1.h5"
 echo "this is not HDF5" > "$work/text.h5"
 expect "not HDF5 (3 ranks)" 1 "text.h5.*(not an HDF5|HDF5)" -- mpi 3 "$work/text.h5" -o "$work/o2.h5"
