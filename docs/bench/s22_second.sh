@@ -1,5 +1,6 @@
 #!/bin/bash
-# The second device call prepared in session 21 (no machine came that session), on the first call's warm machine (about 5-6 minutes):
+# The second device call prepared in session 21 (no machine came that session), on the first
+# call's warm machine (about 5-6 minutes):
 # engine_stream's GPU part (and edd_gpu: session 21 made hines_edd.cu's level view one function
 # for host and device), which since session 20 also runs the 8 morphologies with
 # SE_GEN_CARVEOUT=80 and with SE_GEN_WARP_HH=2 against the CPU path (neither had run on a GPU
