@@ -1164,8 +1164,7 @@ int main(int argc, char **argv) {
                         "%s: workload '%s' is not supported (neurons or tdbem)", o.input, workload);
   }
   /* failures are agreed on (se_mpi_agree), so rank 0 holds the message; argument errors are the
-   * same on every rank */
-  /* a numerical failure comes from the input's values: the message names the input */
+   * same on every rank; a numerical failure comes from the input's values, so it names the input */
   const int numeric = rc == SE_ERR_NUMERIC && o.input;
   if (rc != SE_OK && rank == 0)
     fprintf(stderr, "simengine: %s: %s%s%s%s\n", se_code_name((se_code)rc), err.message,
